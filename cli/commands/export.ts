@@ -1,0 +1,35 @@
+import fs from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import type { Argv, CommandModule } from 'yargs';
+import { validateAccountId } from '../../src/principals/accounts.js';
+import { exportLines } from '../../src/ledger/export.js';
+import { rfc3339 } from '../../src/core/time.js';
+import { print, runVerb, storeOptions, type StoreArgs } from '../output.js';
+import { withContext } from '../with-context.js';
+
+interface ExportArgs extends StoreArgs {
+  account?: string;
+  out: string;
+}
+
+export const exportCommand: CommandModule<object, ExportArgs> = {
+  command: 'export',
+  describe: 'write the ledger (one account or all) as NDJSON for offline verification',
+  builder: (y) => y.options({
+    ...storeOptions,
+    account: { type: 'string' },
+    out: { type: 'string', demandOption: true, describe: 'file to write (- for stdout)' },
+  }) as unknown as Argv<ExportArgs>,
+  handler: (args) => runVerb(async () => {
+    const accountId = args.account === undefined ? null : validateAccountId(args.account, '--account');
+    await withContext(args, async (context) => {
+      const lines = exportLines(context.store.db, {
+        ledger_id: context.ledgerId, account_id: accountId, exported_at: rfc3339(context.clock.now()), keys: context.publicKeys(),
+      });
+      const target = args.out === '-' ? process.stdout : fs.createWriteStream(args.out, { flags: 'wx' });
+      await pipeline(Readable.from(lines), target);
+    });
+    if (args.out !== '-') print(args, `exported to ${args.out}`, { out: args.out });
+  }),
+};

@@ -1,0 +1,43 @@
+import type { CommandModule } from 'yargs';
+import { readConfig } from '../../src/config/config.js';
+import { openContext } from '../../src/context.js';
+import { createFirstAdmin, createKeys, needsInitialisation } from '../../src/bootstrap.js';
+import { startServer } from '../../src/http/server.js';
+import { parseByteSize } from '../../src/http/body.js';
+import { runVerb, storeOptions, storeOptionsOf, type StoreArgs } from '../output.js';
+
+interface ServeArgs extends StoreArgs {
+  host: string;
+  port: number;
+  config?: string;
+  'max-body': string;
+}
+
+export const serveCommand: CommandModule<object, ServeArgs> = {
+  command: 'serve',
+  describe: 'run the HTTP service (initialises an empty data dir first)',
+  builder: (y) => y.options({
+    ...storeOptions,
+    host: { type: 'string', default: '127.0.0.1' },
+    port: { type: 'number', default: 8080 },
+    config: { type: 'string', describe: 'policies file (JSON)' },
+    'max-body': { type: 'string', default: '1mb', describe: 'largest request body, e.g. 512kb or 1mb (1mb = 1 MiB)' },
+  }),
+  handler: (args) => runVerb(async () => {
+    const maxBodyBytes = parseByteSize(args['max-body']);
+    const config = readConfig(storeOptionsOf(args));
+    const initialise = needsInitialisation(config);
+    if (initialise) createKeys(config);
+    const context = await openContext(config);
+    const adminKey = await createFirstAdmin(context);
+    if (adminKey) process.stdout.write(`admin key: ${adminKey}\n`);
+    const server = await startServer(context, { host: args.host, port: args.port, maxBodyBytes });
+    process.stdout.write(`gatehouse listening on ${server.url} (store: ${context.store.dialect}, ledger ${context.ledgerId})\n`);
+    const stop = async () => {
+      await server.close();
+      await context.close();
+    };
+    process.once('SIGINT', () => void stop());
+    process.once('SIGTERM', () => void stop());
+  }),
+};

@@ -1,0 +1,25 @@
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { initCommand } from './commands/init.js';
+import { serveCommand } from './commands/serve.js';
+import { principalsCommand } from './commands/principals.js';
+import { accountsCommand } from './commands/accounts.js';
+import { exportCommand } from './commands/export.js';
+import { EXIT_USAGE } from './output.js';
+
+await yargs(hideBin(process.argv))
+  .scriptName('gatehouse')
+  .command(initCommand)
+  .command(serveCommand)
+  .command(principalsCommand)
+  .command(accountsCommand)
+  .command(exportCommand)
+  .demandCommand(1, 'name a command: gatehouse --help lists them')
+  .strict()
+  .fail((message, error) => {
+    if (error && !(error.name === 'YError')) throw error;
+    process.stderr.write(`gatehouse: ${message ?? error?.message}\nRun gatehouse --help for usage.\n`);
+    process.exit(EXIT_USAGE);
+  })
+  .help()
+  .parseAsync();

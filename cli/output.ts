@@ -1,0 +1,48 @@
+import { AppError } from '../src/http/errors.js';
+import { KeyFileError } from '../src/config/key-files.js';
+
+export const EXIT_OK = 0;
+export const EXIT_TAMPERED = 1;
+export const EXIT_USAGE = 2;
+
+/** Options every verb that touches the store takes (contract §8). */
+export const storeOptions = {
+  'data-dir': { type: 'string', default: 'data', describe: 'directory with master.key, signing.key and (SQLite) gatehouse.db' },
+  db: { type: 'string', describe: 'SQLite database file (default: DATA_DIR/gatehouse.db)' },
+  'database-url': { type: 'string', describe: 'PostgreSQL URL (also GATEHOUSE_DATABASE_URL)' },
+  json: { type: 'boolean', default: false, describe: 'machine-readable output' },
+} as const;
+
+export interface StoreArgs {
+  'data-dir': string;
+  db?: string;
+  'database-url'?: string;
+  json: boolean;
+}
+
+export function storeOptionsOf(args: StoreArgs) {
+  return { dataDir: args['data-dir'], db: args.db, databaseUrl: args['database-url'] };
+}
+
+export function print(args: { json: boolean }, human: string, machine: unknown): void {
+  process.stdout.write(args.json ? JSON.stringify(machine) + '\n' : human + '\n');
+}
+
+/** Known failures become one clear line on stderr and exit 2; anything else is a bug and keeps its stack. */
+export async function runVerb(body: () => Promise<void>): Promise<void> {
+  try {
+    await body();
+  } catch (error) {
+    if (error instanceof AppError || error instanceof KeyFileError || isIoError(error)) {
+      process.stderr.write(`gatehouse: ${(error as Error).message}\n`);
+      process.exitCode = EXIT_USAGE;
+      return;
+    }
+    throw error;
+  }
+}
+
+function isIoError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^(E[A-Z]+|SQLITE_\w+|ECONNREFUSED|\d{2}[0-9A-Z]{3})$/.test(code);
+}

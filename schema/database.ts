@@ -1,0 +1,154 @@
+import type { Generated } from 'kysely';
+
+/**
+ * The database shape, one interface per table. Times that the code compares
+ * (leases, expiry) are epoch milliseconds; times that users read are RFC 3339.
+ * Sensitive data lives only in event payloads (encrypted); other tables point
+ * at the event seq that holds it.
+ */
+export interface Database {
+  meta: MetaTable;
+  accounts: AccountsTable;
+  principals: PrincipalsTable;
+  chains: ChainsTable;
+  events: EventsTable;
+  checkpoints: CheckpointsTable;
+  operations: OperationsTable;
+  scope_holds: ScopeHoldsTable;
+  approvals: ApprovalsTable;
+  approval_decisions: ApprovalDecisionsTable;
+  ui_sessions: UiSessionsTable;
+}
+
+export interface MetaTable {
+  key: string;
+  value: string;
+}
+
+export interface AccountsTable {
+  id: string;
+  /** The account's data key wrapped by the master key; null once shredded. */
+  wrapped_data_key: Buffer | null;
+  shredded_at: string | null;
+  created_at: string;
+}
+
+export interface PrincipalsTable {
+  id: string;
+  account_id: string;
+  name: string | null;
+  /** JSON array of roles. */
+  roles: string;
+  /** SHA-256 hex of the API key: keys carry 256 random bits, so no slow hash is needed. */
+  key_hash: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+/** The head of one account's chain: locked by every append, so seq stays gapless. */
+export interface ChainsTable {
+  account_id: string;
+  size: number;
+  head_hash: string;
+  /** JSON array of hex: the Merkle compact range (right-edge subtree roots). */
+  frontier: string;
+  checkpoint_size: number;
+}
+
+export interface EventsTable {
+  account_id: string;
+  seq: number;
+  ts: string;
+  type: string;
+  operation_id: string | null;
+  idempotency_key: string | null;
+  fingerprint: string | null;
+  actor: string | null;
+  agent_run_id: string | null;
+  method: string | null;
+  route: string | null;
+  state: string | null;
+  provider_ref: string | null;
+  response_status: number | null;
+  payload_hash: string | null;
+  prev_hash: string;
+  hash: string;
+  payload: Buffer | null;
+}
+
+export interface CheckpointsTable {
+  account_id: string;
+  tree_size: number;
+  root_hash: string;
+  created_at: string;
+  note: string;
+}
+
+export interface OperationsTable {
+  id: string;
+  account_id: string;
+  idempotency_key: string;
+  fingerprint: string;
+  method: string;
+  route: string;
+  state: string;
+  business_key: string | null;
+  exclusive_scope: string | null;
+  agent_run_id: string | null;
+  provider_ref: string | null;
+  requested_by: string;
+  lease_seconds: number;
+  /** SHA-256 hex of the current lease token; a new lease supersedes the old one. */
+  lease_token_hash: string | null;
+  lease_expires_at: number | null;
+  /** Seq of the event whose payload holds the command / the stored response. */
+  command_seq: number;
+  response_seq: number | null;
+  response_status: number | null;
+  approval_id: string | null;
+  created_at: string;
+  updated_at: string;
+  version: Generated<number>;
+}
+
+/** A row exists while a non-terminal operation holds the scope: the primary key is the lock. */
+export interface ScopeHoldsTable {
+  account_id: string;
+  scope: string;
+  operation_id: string;
+}
+
+export interface ApprovalsTable {
+  id: string;
+  account_id: string;
+  operation_id: string;
+  fingerprint: string;
+  state: string;
+  approvers_required: number;
+  requested_by: string;
+  requested_at: string;
+  expires_at: number;
+  grant_ttl_seconds: number;
+  /** Seq of the approval_requested event whose payload holds summary and command. */
+  request_seq: number;
+  /** The signed grant as JSON once approved. */
+  grant: string | null;
+  grant_expires_at: number | null;
+  decided_at: string | null;
+}
+
+export interface ApprovalDecisionsTable {
+  approval_id: string;
+  approver_id: string;
+  decision: string;
+  decided_at: string;
+  /** Seq of the approval_decided event whose payload holds the reason. */
+  event_seq: number;
+}
+
+export interface UiSessionsTable {
+  id_hash: string;
+  principal_id: string;
+  csrf_token: string;
+  expires_at: number;
+}

@@ -1,0 +1,11 @@
+import type { Migration, MigrationProvider } from 'kysely';
+import * as initial from './0001-initial.js';
+
+/** A static index: migrations are bundled with the code, never discovered on disk at run time. */
+const migrations: Record<string, Migration> = {
+  '0001-initial': initial,
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: async () => migrations,
+};

@@ -1,0 +1,35 @@
+import path from 'node:path';
+import type { StoreLocation } from '../store/open-store.js';
+
+/** Everything the process is told from outside, read once. Only this module reads process.env. */
+export interface Config {
+  dataDir: string;
+  store: StoreLocation;
+  /** base64 key material from the environment; when absent the data dir's key files are used. */
+  masterKeyBase64: string | null;
+  signingKeyBase64: string | null;
+  logLevel: string;
+}
+
+export interface StoreOptions {
+  dataDir?: string;
+  db?: string;
+  databaseUrl?: string;
+}
+
+export function readConfig(options: StoreOptions, env: NodeJS.ProcessEnv = process.env): Config {
+  const dataDir = path.resolve(options.dataDir ?? env.GATEHOUSE_DATA_DIR ?? 'data');
+  const databaseUrl = options.databaseUrl ?? env.GATEHOUSE_DATABASE_URL;
+  const store: StoreLocation = options.db
+    ? { kind: 'sqlite', file: path.resolve(options.db) }
+    : databaseUrl
+      ? { kind: 'postgres', url: databaseUrl }
+      : { kind: 'sqlite', file: path.join(dataDir, 'gatehouse.db') };
+  return {
+    dataDir,
+    store,
+    masterKeyBase64: env.GATEHOUSE_MASTER_KEY ?? null,
+    signingKeyBase64: env.GATEHOUSE_SIGNING_KEY ?? null,
+    logLevel: env.GATEHOUSE_LOG_LEVEL ?? (env.NODE_ENV === 'test' ? 'silent' : 'info'),
+  };
+}

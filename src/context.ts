@@ -1,0 +1,70 @@
+import crypto from 'node:crypto';
+import type { Logger } from 'pino';
+import { pino } from 'pino';
+import type { Config } from './config/config.js';
+import { loadKeyMaterial } from './config/key-files.js';
+import { openStore } from './store/open-store.js';
+import type { Store } from './store/store.js';
+import { systemClock, type Clock } from './core/time.js';
+import { loadSodium } from './core/sodium.js';
+import { publicKeyInfo, signingKeyFromSeed, type SigningKey } from './core/signing-key.js';
+import { DataKeys } from './ledger/data-keys.js';
+import { Ledger } from './ledger/ledger.js';
+import { Principals } from './principals/principals.js';
+
+/** Everything a request handler or CLI verb needs, built once from the config. */
+export interface AppContext {
+  config: Config;
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  ledgerId: string;
+  signingKey: SigningKey;
+  ledger: Ledger;
+  principals: Principals;
+  /** `GET /v1/keys`: the public half of every signing key, for grants and checkpoints. */
+  publicKeys(): unknown[];
+  close(): Promise<void>;
+}
+
+export interface ContextOptions {
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export async function openContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
+  const keys = loadKeyMaterial(config);
+  const sodium = await loadSodium();
+  const clock = options.clock ?? systemClock;
+  const store = await openStore(config.store);
+  try {
+    const ledgerId = await ensureLedgerId(store);
+    const signingKey = signingKeyFromSeed(keys.signingSeed, `gatehouse/${ledgerId}`);
+    const dataKeys = new DataKeys(sodium, keys.masterKey, clock);
+    return {
+      config,
+      store,
+      clock,
+      logger: options.logger ?? pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] }),
+      ledgerId,
+      signingKey,
+      ledger: new Ledger(store, sodium, dataKeys, signingKey, ledgerId, clock),
+      principals: new Principals(store, clock),
+      publicKeys: () => [publicKeyInfo(signingKey)],
+      close: () => store.close(),
+    };
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}
+
+/** The ledger id names this ledger in checkpoint origins; it lives in the database so every instance agrees. */
+async function ensureLedgerId(store: Store): Promise<string> {
+  await store.transact((trx) =>
+    trx.insertInto('meta').values({ key: 'ledger_id', value: crypto.randomBytes(8).toString('hex') })
+      .onConflict((oc) => oc.column('key').doNothing()).execute(),
+  );
+  const row = await store.db.selectFrom('meta').select('value').where('key', '=', 'ledger_id').executeTakeFirstOrThrow();
+  return row.value;
+}

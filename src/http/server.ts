@@ -1,0 +1,51 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { AppContext } from '../context.js';
+import { createApp } from './app.js';
+import { healthRoutes } from './health-routes.js';
+import { ledgerRoutes } from '../ledger/routes.js';
+import { principalRoutes } from '../principals/routes.js';
+import type { RouteModule } from './route-module.js';
+
+export interface ServeOptions {
+  host: string;
+  port: number;
+  maxBodyBytes: number;
+}
+
+export interface RunningServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Every domain's routes, in one list so the OpenAPI test can walk them all. */
+export function routeModules(context: AppContext): RouteModule[] {
+  return [healthRoutes(context), ledgerRoutes(context), principalRoutes(context)];
+}
+
+const CHECKPOINT_INTERVAL_MS = 10_000;
+
+/** Serves HTTP and runs the background work: checkpoints at least every 10 s while events arrive. */
+export async function startServer(context: AppContext, options: ServeOptions): Promise<RunningServer> {
+  const app = createApp(context, routeModules(context), { maxBodyBytes: options.maxBodyBytes });
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, resolve);
+  });
+  const timer = setInterval(() => {
+    context.ledger.checkpointGrownChains().catch((err) => context.logger.error({ err }, 'periodic checkpoint failed'));
+  }, CHECKPOINT_INTERVAL_MS);
+  timer.unref();
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    close: async () => {
+      clearInterval(timer);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

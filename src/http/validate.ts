@@ -1,0 +1,30 @@
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { JsonValue } from '../core/json.js';
+import { AppError } from './errors.js';
+
+// One Ajv for request bodies; schemas live in schema/requests so the OpenAPI document can reuse them.
+const ajv = new Ajv2020({ allErrors: false, strict: true, useDefaults: false });
+
+export interface BodyValidator<T> {
+  (body: JsonValue): T;
+}
+
+/** Compiles a request schema once; the returned function validates and types the body, or throws invalid_request naming the member. */
+export function bodyValidator<T>(schema: object): BodyValidator<T> {
+  const validate: ValidateFunction = ajv.compile(schema);
+  return (body) => {
+    if (!validate(body)) throw new AppError('invalid_request', describe(validate.errors ?? []));
+    return body as T;
+  };
+}
+
+function describe(errors: ErrorObject[]): string {
+  const error = errors[0];
+  if (!error) return 'the request body is not valid';
+  if (error.keyword === 'required') return `the member "${(error.params as { missingProperty: string }).missingProperty}" is required`;
+  if (error.keyword === 'additionalProperties') {
+    return `the member "${(error.params as { additionalProperty: string }).additionalProperty}" is not allowed here`;
+  }
+  const member = error.instancePath ? error.instancePath.slice(1).replaceAll('/', '.') : 'body';
+  return `the member "${member}" ${error.message ?? 'is not valid'}`;
+}

@@ -1,0 +1,23 @@
+import { checkpointBody, signNote } from '../core/note.js';
+import type { SigningKey } from '../core/signing-key.js';
+
+/** What the API returns; the note is what is signed, created_at is informational. */
+export interface Checkpoint {
+  account_id: string;
+  tree_size: number;
+  root_hash: string;
+  created_at: string;
+  note: string;
+}
+
+/** C2SP tlog-checkpoint origin: one log per account inside one ledger. */
+export function checkpointOrigin(ledgerId: string, accountId: string): string {
+  return `gatehouse/${ledgerId}/${accountId}`;
+}
+
+export function signCheckpoint(
+  key: SigningKey, ledgerId: string, accountId: string, treeSize: number, root: Uint8Array, createdAt: string,
+): Checkpoint {
+  const note = signNote(checkpointBody(checkpointOrigin(ledgerId, accountId), treeSize, root), key);
+  return { account_id: accountId, tree_size: treeSize, root_hash: Buffer.from(root).toString('hex'), created_at: createdAt, note };
+}

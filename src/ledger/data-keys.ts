@@ -1,0 +1,52 @@
+import type { Db } from '../store/store.js';
+import type { Clock } from '../core/time.js';
+import { rfc3339 } from '../core/time.js';
+import { generateKey, unwrapDataKey, wrapDataKey } from '../core/seal.js';
+import type { Sodium } from '../core/sodium.js';
+
+/** Another instance's shredding reaches this one's cache within this long. */
+const CACHE_TTL_MS = 4000;
+
+/**
+ * Per-account data keys, wrapped by the master key at rest. An account row is
+ * made on first use; shredding sets its wrapped key to null, and from then on
+ * its payloads stay unreadable (and new events carry none).
+ */
+export class DataKeys {
+  private readonly cache = new Map<string, { key: Uint8Array | null; until: number }>();
+
+  constructor(private readonly sodium: Sodium, private readonly masterKey: Uint8Array, private readonly clock: Clock) {}
+
+  /** The account's data key, creating the account on first use; null once shredded. */
+  async forAccount(trx: Db, accountId: string): Promise<Uint8Array | null> {
+    const cached = this.cached(accountId);
+    if (cached !== undefined) return cached;
+    let row = await trx.selectFrom('accounts').select(['wrapped_data_key', 'shredded_at']).where('id', '=', accountId).executeTakeFirst();
+    if (!row) {
+      const wrapped = wrapDataKey(this.sodium, this.masterKey, accountId, generateKey(this.sodium));
+      await trx.insertInto('accounts')
+        .values({ id: accountId, wrapped_data_key: Buffer.from(wrapped), shredded_at: null, created_at: rfc3339(this.clock.now()) })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .execute();
+      row = await trx.selectFrom('accounts').select(['wrapped_data_key', 'shredded_at']).where('id', '=', accountId).executeTakeFirstOrThrow();
+    }
+    const key = row.wrapped_data_key ? unwrapDataKey(this.sodium, this.masterKey, accountId, row.wrapped_data_key) : null;
+    this.cache.set(accountId, { key, until: this.clock.now() + CACHE_TTL_MS });
+    return key;
+  }
+
+  /** Destroys the account's data key: its chain still verifies, its payloads never decrypt again. */
+  async shred(trx: Db, accountId: string): Promise<boolean> {
+    const result = await trx.updateTable('accounts')
+      .set({ wrapped_data_key: null, shredded_at: rfc3339(this.clock.now()) })
+      .where('id', '=', accountId).where('shredded_at', 'is', null)
+      .executeTakeFirst();
+    this.cache.delete(accountId);
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  private cached(accountId: string): Uint8Array | null | undefined {
+    const entry = this.cache.get(accountId);
+    return entry && entry.until > this.clock.now() ? entry.key : undefined;
+  }
+}

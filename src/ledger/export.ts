@@ -1,0 +1,75 @@
+import type { Db } from '../store/store.js';
+import type { EventHeader } from '../core/event-hash.js';
+
+const PAGE = 1000;
+
+export interface ExportHeader {
+  format: 'gatehouse-export';
+  version: 1;
+  ledger_id: string;
+  account_id: string | null;
+  exported_at: string;
+  keys: unknown[];
+  /**
+   * Beyond the contract's header: each account's data key wrapped by the master key
+   * (null once shredded), so `gatehouse verify --master-key` can check payloads offline.
+   */
+  data_keys: Record<string, string | null>;
+}
+
+export interface ExportedEvent {
+  kind: 'event';
+  header: EventHeader;
+  hash: string;
+  payload: string | null;
+}
+
+type EventRow = EventHeader & { hash: string; payload: Buffer | null };
+
+export function toExportedEvent(row: EventRow): ExportedEvent {
+  const { hash, payload, ...header } = row;
+  return { kind: 'event', header: orderedHeader(header), hash, payload: payload ? Buffer.from(payload).toString('base64') : null };
+}
+
+/** The contract's field order, so exports read the same whatever order the database returns columns in. */
+function orderedHeader(h: EventHeader): EventHeader {
+  return {
+    seq: h.seq, account_id: h.account_id, ts: h.ts, type: h.type, operation_id: h.operation_id,
+    idempotency_key: h.idempotency_key, fingerprint: h.fingerprint, actor: h.actor, agent_run_id: h.agent_run_id,
+    method: h.method, route: h.route, state: h.state, provider_ref: h.provider_ref,
+    response_status: h.response_status, payload_hash: h.payload_hash, prev_hash: h.prev_hash,
+  };
+}
+
+/**
+ * NDJSON lines of the export format, page by page (constant memory): the header,
+ * every event grouped by account in seq order, then every checkpoint.
+ */
+export async function* exportLines(
+  db: Db, header: Omit<ExportHeader, 'format' | 'version' | 'data_keys'>,
+): AsyncGenerator<string> {
+  const accounts = header.account_id === null
+    ? (await db.selectFrom('chains').select('account_id').orderBy('account_id').execute()).map((r) => r.account_id)
+    : [header.account_id];
+  const dataKeys: Record<string, string | null> = {};
+  for (const account of accounts) {
+    const row = await db.selectFrom('accounts').select('wrapped_data_key').where('id', '=', account).executeTakeFirst();
+    dataKeys[account] = row?.wrapped_data_key ? Buffer.from(row.wrapped_data_key).toString('base64') : null;
+  }
+  const full: ExportHeader = { format: 'gatehouse-export', version: 1, ...header, data_keys: dataKeys };
+  yield JSON.stringify(full) + '\n';
+  for (const account of accounts) {
+    for (let after = 0; ;) {
+      const rows = await db.selectFrom('events').selectAll()
+        .where('account_id', '=', account).where('seq', '>', after).orderBy('seq').limit(PAGE).execute();
+      for (const row of rows) yield JSON.stringify(toExportedEvent(row)) + '\n';
+      if (rows.length < PAGE) break;
+      after = rows[rows.length - 1]!.seq;
+    }
+  }
+  for (const account of accounts) {
+    const checkpoints = await db.selectFrom('checkpoints').selectAll()
+      .where('account_id', '=', account).orderBy('tree_size').execute();
+    for (const checkpoint of checkpoints) yield JSON.stringify({ kind: 'checkpoint', ...checkpoint }) + '\n';
+  }
+}

@@ -1,0 +1,149 @@
+import type { Db, Store } from '../store/store.js';
+import type { Clock } from '../core/time.js';
+import { rfc3339 } from '../core/time.js';
+import { canonicalBytes } from '../core/jcs.js';
+import { sha256Hex } from '../core/hash.js';
+import { eventHash, GENESIS_PREV_HASH, type EventHeader } from '../core/event-hash.js';
+import { leafHash, MerkleFrontier } from '../core/merkle.js';
+import { openPayload, sealPayload } from '../core/seal.js';
+import type { Sodium } from '../core/sodium.js';
+import type { SigningKey } from '../core/signing-key.js';
+import type { JsonValue } from '../core/json.js';
+import { AppError } from '../http/errors.js';
+import type { DataKeys } from './data-keys.js';
+import type { AppendedEvent, EventInput } from './event-input.js';
+import { signCheckpoint, type Checkpoint } from './checkpoints.js';
+
+/** A checkpoint is signed in the append that crosses this many events since the last one. */
+export const CHECKPOINT_EVERY_EVENTS = 1000;
+
+interface ChainHead {
+  size: number;
+  head_hash: string;
+  frontier: string;
+  checkpoint_size: number;
+}
+
+/**
+ * The append-only, hash-chained log: one chain per account. `append` runs inside
+ * the caller's transaction, so a state change and its event commit together or not at all.
+ */
+export class Ledger {
+  constructor(
+    private readonly store: Store,
+    private readonly sodium: Sodium,
+    private readonly dataKeys: DataKeys,
+    private readonly signingKey: SigningKey,
+    readonly ledgerId: string,
+    private readonly clock: Clock,
+  ) {}
+
+  async append(trx: Db, input: EventInput): Promise<AppendedEvent> {
+    const dataKey = await this.dataKeys.forAccount(trx, input.account_id);
+    const head = await this.lockChainHead(trx, input.account_id);
+    const seq = head.size + 1;
+    const ts = rfc3339(this.clock.now());
+    const payload = input.payload === undefined || dataKey === null
+      ? null
+      : Buffer.from(sealPayload(this.sodium, dataKey, input.account_id, seq, canonicalBytes(input.payload)));
+    const header: EventHeader = {
+      seq,
+      account_id: input.account_id,
+      ts,
+      type: input.type,
+      operation_id: input.operation_id ?? null,
+      idempotency_key: input.idempotency_key ?? null,
+      fingerprint: input.fingerprint ?? null,
+      actor: input.actor,
+      agent_run_id: input.agent_run_id ?? null,
+      method: input.method ?? null,
+      route: input.route ?? null,
+      state: input.state ?? null,
+      provider_ref: input.provider_ref ?? null,
+      response_status: input.response_status ?? null,
+      payload_hash: payload ? sha256Hex(payload) : null,
+      prev_hash: head.head_hash,
+    };
+    const hash = eventHash(header);
+    await trx.insertInto('events').values({ ...header, hash, payload }).execute();
+
+    const frontier = MerkleFrontier.from(head.size, JSON.parse(head.frontier) as string[]);
+    frontier.append(leafHash(Buffer.from(hash, 'hex')));
+    let checkpointSize = head.checkpoint_size;
+    if (seq - checkpointSize >= CHECKPOINT_EVERY_EVENTS) {
+      await this.insertCheckpoint(trx, input.account_id, frontier);
+      checkpointSize = seq;
+    }
+    await trx.updateTable('chains')
+      .set({ size: seq, head_hash: hash, frontier: JSON.stringify(frontier.toJSON()), checkpoint_size: checkpointSize })
+      .where('account_id', '=', input.account_id)
+      .execute();
+    return { seq, hash, ts };
+  }
+
+  /** Signs a checkpoint of the account's chain as it is now (or returns the one already signed at this size). */
+  async checkpoint(accountId: string): Promise<Checkpoint> {
+    return this.store.transact(async (trx) => {
+      const head = await this.lockChainHead(trx, accountId, { create: false });
+      if (!head) throw new AppError('not_found', `account ${accountId} has no events yet`);
+      const existing = await trx.selectFrom('checkpoints').selectAll()
+        .where('account_id', '=', accountId).where('tree_size', '=', head.size).executeTakeFirst();
+      if (existing) return existing;
+      const frontier = MerkleFrontier.from(head.size, JSON.parse(head.frontier) as string[]);
+      const checkpoint = await this.insertCheckpoint(trx, accountId, frontier);
+      await trx.updateTable('chains').set({ checkpoint_size: head.size }).where('account_id', '=', accountId).execute();
+      return checkpoint;
+    });
+  }
+
+  /** Checkpoints every chain that grew since its last one: the timer behind "at least every 10 s". */
+  async checkpointGrownChains(): Promise<number> {
+    const grown = await this.store.db.selectFrom('chains').select('account_id')
+      .whereRef('size', '>', 'checkpoint_size').execute();
+    for (const { account_id } of grown) await this.checkpoint(account_id);
+    return grown.length;
+  }
+
+  async latestCheckpoint(accountId: string): Promise<Checkpoint | undefined> {
+    return this.store.db.selectFrom('checkpoints').selectAll()
+      .where('account_id', '=', accountId).orderBy('tree_size', 'desc').limit(1).executeTakeFirst();
+  }
+
+  /** Decrypts the payload of one event; null when it has none or the account was shredded. */
+  async readPayload(db: Db, accountId: string, seq: number): Promise<JsonValue | null> {
+    const row = await db.selectFrom('events').select('payload').where('account_id', '=', accountId).where('seq', '=', seq).executeTakeFirst();
+    if (!row?.payload) return null;
+    const dataKey = await this.dataKeys.forAccount(db, accountId);
+    if (!dataKey) return null;
+    const plaintext = openPayload(this.sodium, dataKey, accountId, seq, row.payload);
+    return JSON.parse(Buffer.from(plaintext).toString('utf8')) as JsonValue;
+  }
+
+  async shred(accountId: string): Promise<boolean> {
+    return this.store.transact((trx) => this.dataKeys.shred(trx, accountId));
+  }
+
+  private async insertCheckpoint(trx: Db, accountId: string, frontier: MerkleFrontier): Promise<Checkpoint> {
+    const checkpoint = signCheckpoint(this.signingKey, this.ledgerId, accountId, frontier.size, frontier.root(), rfc3339(this.clock.now()));
+    await trx.insertInto('checkpoints').values(checkpoint).onConflict((oc) => oc.columns(['account_id', 'tree_size']).doNothing()).execute();
+    return checkpoint;
+  }
+
+  /** Locks the chain head (a row lock on PostgreSQL; SQLite's writer lock already serialises), creating it on first use. */
+  private async lockChainHead(trx: Db, accountId: string): Promise<ChainHead>;
+  private async lockChainHead(trx: Db, accountId: string, options: { create: false }): Promise<ChainHead | undefined>;
+  private async lockChainHead(trx: Db, accountId: string, options = { create: true }): Promise<ChainHead | undefined> {
+    const select = () => this.store.forUpdate(
+      trx.selectFrom('chains').select(['size', 'head_hash', 'frontier', 'checkpoint_size']).where('account_id', '=', accountId),
+    ).executeTakeFirst();
+    const head = await select();
+    if (head || !options.create) return head;
+    await trx.insertInto('chains')
+      .values({ account_id: accountId, size: 0, head_hash: GENESIS_PREV_HASH, frontier: '[]', checkpoint_size: 0 })
+      .onConflict((oc) => oc.column('account_id').doNothing())
+      .execute();
+    const created = await select();
+    if (!created) throw new AppError('internal', `chain head of ${accountId} vanished`);
+    return created;
+  }
+}

@@ -1,0 +1,28 @@
+import crypto from 'node:crypto';
+
+const KEY_PREFIX = 'gh_';
+const KEY_PATTERN = /^gh_[A-Za-z0-9_-]{43}$/;
+
+/** `gh_` + 256 random bits in base64url: the prefix lets secret scanners find leaked keys. */
+export function generateApiKey(): string {
+  return KEY_PREFIX + crypto.randomBytes(32).toString('base64url');
+}
+
+/** Keys carry 256 random bits, so a plain SHA-256 is enough to keep them unusable at rest. */
+export function hashApiKey(key: string): string {
+  return crypto.createHash('sha256').update(key).digest('hex');
+}
+
+export function looksLikeApiKey(text: string): boolean {
+  return KEY_PATTERN.test(text);
+}
+
+export function constantTimeEqualHex(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'hex');
+  const right = Buffer.from(b, 'hex');
+  return left.length === right.length && crypto.timingSafeEqual(left, right);
+}
+
+export function newId(prefix: string): string {
+  return `${prefix}_${crypto.randomBytes(16).toString('base64url')}`;
+}

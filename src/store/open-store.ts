@@ -1,0 +1,21 @@
+import { Migrator } from 'kysely';
+import { migrationProvider } from '../../schema/migrations/index.js';
+import { PostgresStore } from './postgres-store.js';
+import { SqliteStore } from './sqlite-store.js';
+import type { Store } from './store.js';
+
+export type StoreLocation = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
+
+/** Opens the store and brings its schema up to date (on PostgreSQL under Kysely's advisory lock, so two instances may start at once). */
+export async function openStore(location: StoreLocation): Promise<Store> {
+  const store = location.kind === 'sqlite' ? new SqliteStore(location.file) : new PostgresStore(location.url);
+  try {
+    const migrator = new Migrator({ db: store.db, provider: migrationProvider });
+    const { error } = await migrator.migrateToLatest();
+    if (error) throw error;
+    return store;
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}

@@ -1,0 +1,46 @@
+import pg from 'pg';
+import { Kysely, PostgresDialect, type SelectQueryBuilder } from 'kysely';
+import type { Database } from '../../schema/database.js';
+import type { Db, Store } from './store.js';
+
+// int8 columns (seq, epoch ms) come back as numbers; every value we store in them is below 2^53.
+pg.types.setTypeParser(pg.types.builtins.INT8, (text) => {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value)) throw new Error(`int8 value ${text} exceeds 2^53`);
+  return value;
+});
+
+const RETRYABLE = new Set(['40001', '40P01']);
+const MAX_ATTEMPTS = 8;
+
+/** PostgreSQL for several stateless instances: serialization failures and deadlocks are retried here, never surfaced. */
+export class PostgresStore implements Store {
+  readonly dialect = 'postgres' as const;
+  readonly db: Db;
+
+  constructor(connectionString: string, options: { poolSize?: number } = {}) {
+    const pool = new pg.Pool({ connectionString, max: options.poolSize ?? 10 });
+    this.db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  }
+
+  async transact<T>(run: (trx: Db) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.db.transaction().execute(run);
+      } catch (error) {
+        const code = (error as { code?: string }).code;
+        if (!code || !RETRYABLE.has(code) || attempt >= MAX_ATTEMPTS) throw error;
+        await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
+      }
+    }
+  }
+
+  forUpdate<QB extends SelectQueryBuilder<any, any, any>>(query: QB): QB {
+    return query.forUpdate() as QB;
+  }
+
+
+  async close(): Promise<void> {
+    await this.db.destroy();
+  }
+}

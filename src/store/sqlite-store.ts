@@ -1,0 +1,100 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, SqliteDialect, type SelectQueryBuilder } from 'kysely';
+import type { Database } from '../../schema/database.js';
+import type { Db, Store } from './store.js';
+
+const MAX_BATCH = 256;
+
+interface Unit {
+  run: (trx: Db) => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * SQLite in WAL mode with synchronous=FULL: a commit returns only once the WAL
+ * is on disk. Concurrent units are group-committed: one BEGIN IMMEDIATE … COMMIT
+ * (one fsync) carries a batch, each unit inside its own SAVEPOINT so a failing
+ * unit rolls back alone, and no unit is acknowledged before its batch's COMMIT.
+ */
+export class SqliteStore implements Store {
+  readonly dialect = 'sqlite' as const;
+  readonly db: Db;
+  private readonly raw: BetterSqlite3.Database;
+  private readonly queue: Unit[] = [];
+  private draining = false;
+
+  constructor(file: string, options: { readonly?: boolean } = {}) {
+    if (!options.readonly) fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    this.raw = new BetterSqlite3(file, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
+    this.raw.pragma('busy_timeout = 5000');
+    if (!options.readonly) {
+      this.raw.pragma('journal_mode = WAL');
+      this.raw.pragma('synchronous = FULL');
+    }
+    this.db = new Kysely<Database>({ dialect: new SqliteDialect({ database: this.raw }) });
+  }
+
+  transact<T>(run: (trx: Db) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.draining) void this.drain();
+    });
+  }
+
+  forUpdate<QB extends SelectQueryBuilder<any, any, any>>(query: QB): QB {
+    return query;
+  }
+
+
+  async close(): Promise<void> {
+    while (this.draining || this.queue.length > 0) await new Promise((r) => setTimeout(r, 5));
+    await this.db.destroy();
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.queue.length > 0) {
+        // Let the event loop hand us every request that arrived during the last fsync.
+        await new Promise((r) => setImmediate(r));
+        const batch = this.queue.splice(0, MAX_BATCH);
+        await this.db.connection().execute((conn) => this.runBatch(conn, batch));
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private async runBatch(conn: Db, batch: Unit[]): Promise<void> {
+    const settled: Array<{ unit: Unit; ok: boolean; value: unknown }> = [];
+    try {
+      this.raw.exec('BEGIN IMMEDIATE');
+    } catch (error) {
+      for (const unit of batch) unit.reject(error);
+      return;
+    }
+    for (const unit of batch) {
+      this.raw.exec('SAVEPOINT unit');
+      try {
+        const value = await unit.run(conn);
+        this.raw.exec('RELEASE unit');
+        settled.push({ unit, ok: true, value });
+      } catch (error) {
+        this.raw.exec('ROLLBACK TO unit');
+        this.raw.exec('RELEASE unit');
+        settled.push({ unit, ok: false, value: error });
+      }
+    }
+    try {
+      this.raw.exec('COMMIT');
+    } catch (error) {
+      if (this.raw.inTransaction) this.raw.exec('ROLLBACK');
+      for (const { unit } of settled) unit.reject(error);
+      return;
+    }
+    for (const { unit, ok, value } of settled) (ok ? unit.resolve : unit.reject)(value);
+  }
+}

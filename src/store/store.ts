@@ -1,0 +1,25 @@
+import type { Kysely, SelectQueryBuilder } from 'kysely';
+import type { Database } from '../../schema/database.js';
+
+export type Db = Kysely<Database>;
+export type Dialect = 'sqlite' | 'postgres';
+
+/**
+ * The one door to the database. Reads may use `db`; every write goes through
+ * `transact`, and code inside a unit must use the `trx` it is given (on SQLite
+ * the unit holds the only connection, so touching `db` there would wait forever).
+ */
+export interface Store {
+  readonly db: Db;
+  readonly dialect: Dialect;
+  transact<T>(unit: (trx: Db) => Promise<T>): Promise<T>;
+  /** `SELECT … FOR UPDATE` where the dialect has row locks; SQLite's writer lock already serialises. */
+  forUpdate<QB extends SelectQueryBuilder<any, any, any>>(query: QB): QB;
+  close(): Promise<void>;
+}
+
+/** Unique-constraint violations of both dialects, so domain code never looks at driver codes. */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
