@@ -1,0 +1,210 @@
+// Wire types of the Gatehouse v1 HTTP contract (../shared/CONTRACT.md), as a client sees them.
+// They describe what the server promises to send; members the contract leaves open are typed loosely.
+import type { JsonObject, JsonValue } from '../core/json.js';
+
+export type { JsonObject, JsonValue };
+
+export type Role = 'gateway' | 'approver' | 'auditor' | 'admin';
+
+export type OperationState =
+  | 'awaiting_approval'
+  | 'approved'
+  | 'running'
+  | 'sent'
+  | 'accepted'
+  | 'succeeded'
+  | 'failed'
+  | 'denied'
+  | 'canceled'
+  | 'unknown';
+
+export const TERMINAL_STATES: ReadonlySet<OperationState> = new Set<OperationState>([
+  'succeeded',
+  'failed',
+  'canceled',
+  'denied',
+]);
+
+/** The response a gateway stores with `completed` and that later retries replay. */
+export interface StoredResponse {
+  status: number;
+  headers?: Record<string, string>;
+  body?: JsonValue;
+}
+
+export interface Operation {
+  id: string;
+  account_id: string;
+  idempotency_key: string;
+  fingerprint: string;
+  method: string;
+  route: string;
+  state: OperationState;
+  business_key: string | null;
+  exclusive_scope: string | null;
+  agent_run_id: string | null;
+  provider_ref: string | null;
+  created_at: string;
+  updated_at: string;
+  response?: StoredResponse | null;
+}
+
+export interface Lease {
+  token: string;
+  expires_at: string;
+}
+
+export interface Summary {
+  target?: string;
+  operation?: string;
+  consequence?: string;
+  reversible?: boolean;
+}
+
+export interface Grant {
+  approval_id: string;
+  operation_id: string;
+  account_id: string;
+  idempotency_key: string;
+  fingerprint: string;
+  approved_by: string[];
+  approved_at: string;
+  expires_at: string;
+  key_id: string;
+  signature: string;
+}
+
+export type ApprovalState = 'pending' | 'approved' | 'denied' | 'expired';
+
+export interface ApprovalDecision {
+  approver?: string;
+  decision: 'approve' | 'deny';
+  reason?: string | null;
+  decided_at?: string;
+  [member: string]: JsonValue | undefined;
+}
+
+export interface Approval {
+  id: string;
+  operation_id: string;
+  account_id: string;
+  idempotency_key: string;
+  fingerprint: string;
+  summary: Summary | null;
+  command?: JsonValue;
+  requested_by: string;
+  requested_at: string;
+  expires_at: string;
+  approvers_required: number;
+  decisions: ApprovalDecision[];
+  state: ApprovalState;
+}
+
+/** The body of `POST /v1/operations`. */
+export interface ClaimRequest {
+  method: string;
+  route: string;
+  command: JsonValue;
+  agent_run_id?: string;
+  business_key?: string;
+  exclusive_scope?: string;
+  lease_seconds?: number;
+  summary?: Summary;
+}
+
+interface ClaimBase {
+  /** HTTP status of the answer. */
+  status: number;
+  operation: Operation;
+  /** Seconds from the `Retry-After` header, when the server sent one. */
+  retryAfterSeconds?: number;
+}
+
+export type ClaimResponse =
+  | (ClaimBase & { outcome: 'created'; execute: true; lease: Lease })
+  | (ClaimBase & { outcome: 'approved'; execute: true; lease: Lease; grant: Grant })
+  | (ClaimBase & { outcome: 'approval_required'; execute: false; approval: Approval })
+  | (ClaimBase & { outcome: 'denied'; execute: false; approval?: Approval })
+  | (ClaimBase & { outcome: 'in_progress'; execute: false })
+  | (ClaimBase & { outcome: 'unknown'; execute: false })
+  | (ClaimBase & { outcome: 'replayed'; execute: false; response: StoredResponse | null })
+  | (ClaimBase & { outcome: 'reused'; execute: false; response?: StoredResponse | null });
+
+export type ClaimOutcome = ClaimResponse['outcome'];
+
+export type OperationEvent =
+  | { type: 'heartbeat'; lease_token: string }
+  | { type: 'sent'; lease_token: string }
+  | { type: 'accepted'; lease_token: string; provider_ref: string }
+  | { type: 'completed'; lease_token: string; outcome: 'succeeded' | 'failed'; response: StoredResponse }
+  | { type: 'canceled'; lease_token: string };
+
+export interface ResolveRequest {
+  state: 'succeeded' | 'failed' | 'canceled';
+  note: string;
+  provider_ref?: string;
+  response?: StoredResponse;
+}
+
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+export interface TimelineEvent {
+  [member: string]: JsonValue;
+}
+
+export interface SigningKey {
+  key_id: string;
+  /** Raw 32-byte Ed25519 public key, base64. */
+  public_key: string;
+  /** C2SP note verifier key `<name>+<hash>+<base64>`. */
+  verifier_key?: string;
+  [member: string]: JsonValue | undefined;
+}
+
+export interface EventHeader {
+  seq: number;
+  account_id: string;
+  ts: string;
+  type: string;
+  operation_id: string | null;
+  idempotency_key: string | null;
+  fingerprint: string | null;
+  actor: string | null;
+  agent_run_id: string | null;
+  method: string | null;
+  route: string | null;
+  state: string | null;
+  provider_ref: string | null;
+  response_status: number | null;
+  payload_hash: string | null;
+  prev_hash: string;
+}
+
+export interface AuditEvent {
+  header: EventHeader;
+  hash: string;
+  payload: string | null;
+}
+
+export interface AuditPage {
+  items: AuditEvent[];
+  next_cursor: number | string | null;
+}
+
+export interface Checkpoint {
+  account_id: string;
+  tree_size: number;
+  root_hash: string;
+  created_at: string;
+  note: string;
+}
+
+export interface Principal {
+  id: string;
+  account_id: string;
+  roles: Role[];
+  name: string | null;
+}
