@@ -1,0 +1,13 @@
+import { createHash } from 'node:crypto';
+
+/** SHA-256; a string is hashed as its UTF-8 bytes. */
+export function sha256(data: Uint8Array | string): Uint8Array {
+  const digest = createHash('sha256').update(data).digest();
+  // A plain Uint8Array, not a Buffer, so equality checks and callers see one type.
+  return new Uint8Array(digest.buffer, digest.byteOffset, digest.byteLength);
+}
+
+/** Lowercase hex SHA-256; a string is hashed as its UTF-8 bytes. */
+export function sha256Hex(data: Uint8Array | string): string {
+  return createHash('sha256').update(data).digest('hex');
+}
