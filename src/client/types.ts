@@ -159,8 +159,9 @@ export interface SigningKey {
   key_id: string;
   /** Raw 32-byte Ed25519 public key, base64. */
   public_key: string;
+  algorithm?: string;
   /** C2SP note verifier key `<name>+<hash>+<base64>`. */
-  verifier_key?: string;
+  note_verifier?: string;
   [member: string]: JsonValue | undefined;
 }
 
