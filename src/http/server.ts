@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { AppContext } from '../context.js';
 import { createApp } from './app.js';
 import { healthRoutes } from './health-routes.js';
+import { openapiRoutes } from './openapi-routes.js';
 import { ledgerRoutes } from '../ledger/routes.js';
 import { principalRoutes } from '../principals/routes.js';
 import type { RouteModule } from './route-module.js';
@@ -20,7 +21,7 @@ export interface RunningServer {
 
 /** Every domain's routes, in one list so the OpenAPI test can walk them all. */
 export function routeModules(context: AppContext): RouteModule[] {
-  return [healthRoutes(context), ledgerRoutes(context), principalRoutes(context)];
+  return [healthRoutes(context), openapiRoutes(), ledgerRoutes(context), principalRoutes(context)];
 }
 
 const CHECKPOINT_INTERVAL_MS = 10_000;
