@@ -194,3 +194,33 @@ export async function startExample(script: string, args: string[], options: { po
 export function startScript(script: string, args: string[], options: { env?: NodeJS.ProcessEnv } = {}): ManagedProcess {
   return new ManagedProcess(script, ['--import=tsx', path.join(ROOT, script), ...args], { env: options.env });
 }
+
+export interface SpawnedGatehouse {
+  /** From the `gatehouse listening on http://…` line. */
+  url: string;
+  /** The `admin key: gh_…` line, printed only by the instance that created the first admin. */
+  adminKey: string | null;
+  process: ManagedProcess;
+  stop(): Promise<void>;
+  kill9(): Promise<void>;
+}
+
+/**
+ * `gatehouse serve` with any store arguments (`--database-url …`, `--db …`) on port 0 by default,
+ * so several instances can start at once without racing for a free port.
+ */
+export async function spawnGatehouse(options: { args: string[]; env?: NodeJS.ProcessEnv; host?: string; port?: number; name?: string; timeoutMs?: number }): Promise<SpawnedGatehouse> {
+  const args = [BIN, 'serve', '--host', options.host ?? '127.0.0.1', '--port', String(options.port ?? 0), ...options.args];
+  const proc = new ManagedProcess(options.name ?? 'gatehouse serve', args, { env: options.env });
+  const [, url] = await proc.waitFor(/gatehouse listening on (http:\/\/\S+)/, options.timeoutMs ?? 30_000);
+  const adminKey = proc.stdout.match(/admin key: (gh_[A-Za-z0-9_-]+)/)?.[1] ?? null;
+  return { url: url!, adminKey, process: proc, stop: () => proc.stop(), kill9: () => proc.kill9() };
+}
+
+/** Runs a `gatehouse` verb with explicit store arguments, e.g. `principals add … --database-url URL`. */
+export async function addPrincipalWith(storeArgs: string[], account: string, roles: string[], env?: NodeJS.ProcessEnv): Promise<string> {
+  const r = await runGatehouse(['principals', 'add', ...storeArgs, '--account', account, ...roles.flatMap((role) => ['--role', role])], env);
+  const key = r.stdout.match(/key: (gh_[A-Za-z0-9_-]+)/)?.[1];
+  if (r.code !== 0 || !key) throw new Error(`principals add failed (${r.code})\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  return key;
+}
