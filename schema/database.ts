@@ -15,6 +15,7 @@ export interface Database {
   checkpoints: CheckpointsTable;
   operations: OperationsTable;
   scope_holds: ScopeHoldsTable;
+  operation_reports: OperationReportsTable;
   approvals: ApprovalsTable;
   approval_decisions: ApprovalDecisionsTable;
   ui_sessions: UiSessionsTable;
@@ -116,6 +117,14 @@ export interface ScopeHoldsTable {
   account_id: string;
   scope: string;
   operation_id: string;
+}
+
+/** Digest of each accepted lease-holder report: an identical repeat answers as the first did and records nothing. */
+export interface OperationReportsTable {
+  operation_id: string;
+  digest: string;
+  account_id: string;
+  type: string;
 }
 
 export interface ApprovalsTable {

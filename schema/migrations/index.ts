@@ -1,9 +1,11 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as initial from './0001-initial.js';
+import * as operationReports from './0002-operation-reports.js';
 
 /** A static index: migrations are bundled with the code, never discovered on disk at run time. */
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
+  '0002-operation-reports': operationReports,
 };
 
 export const migrationProvider: MigrationProvider = {
