@@ -1,0 +1,73 @@
+/**
+ * A policy's command schema (contract §3 and §6): JSON Schema 2020-12, with
+ * its defaults applied before fingerprinting, so `{"priority": "normal"}` and
+ * `{}` with that default are one command and get one fingerprint.
+ */
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { JsonObject, JsonValue } from '../core/json.js';
+import { AppError } from '../http/errors.js';
+
+export interface CommandError {
+  /** JSON Pointer (RFC 6901) into the command; '' is the command itself. */
+  path: string;
+  message: string;
+}
+
+export type CommandPreparer = (command: JsonValue) => JsonValue;
+
+/** A body with thousands of errors helps nobody and costs bytes; the first ones say what to fix. */
+const MAX_ERRORS = 50;
+
+/**
+ * Compiles once at load time; throws (ajv's own Error) when the schema does
+ * not compile, which the loader reports as a config error. Strict mode refuses
+ * unknown keywords and ignored defaults: a misspelt `"requried"` must stop
+ * start-up rather than silently let every command through.
+ */
+export function compileCommandSchema(schema: JsonValue, label: string): CommandPreparer {
+  // One Ajv per schema: two policies may reuse one `$id` without colliding.
+  const ajv = new Ajv2020({
+    allErrors: true,
+    useDefaults: true,
+    strict: true,
+    strictTypes: false,
+    strictTuples: false,
+    strictRequired: false,
+    logger: false,
+  });
+  const validate: ValidateFunction = ajv.compile(deepCopy(schema) as object);
+  return (command) => {
+    // Defaults are written into the data: work on a copy so the caller's value stays as sent.
+    const prepared = deepCopy(command);
+    if (validate(prepared)) return prepared;
+    const errors = (validate.errors ?? []).slice(0, MAX_ERRORS).map(toCommandError);
+    const first = errors[0];
+    const more = (validate.errors?.length ?? 0) - 1;
+    const summary = first ? `${first.path || 'the command'} ${first.message}` : 'it is not valid';
+    throw new AppError(
+      'command_invalid',
+      `the command does not satisfy the policy schema for ${label}: ${summary}${more > 0 ? ` (and ${more} more)` : ''}`,
+      { errors },
+    );
+  };
+}
+
+/** Points at the member itself for `required` and `additionalProperties`, where ajv points at its parent. */
+function toCommandError(error: ErrorObject): CommandError {
+  const params = error.params as { missingProperty?: string; additionalProperty?: string; unevaluatedProperty?: string };
+  const member = params.missingProperty ?? params.additionalProperty ?? params.unevaluatedProperty;
+  if (member === undefined) return { path: error.instancePath, message: error.message ?? 'is not valid' };
+  const path = `${error.instancePath}/${member.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+  return { path, message: error.keyword === 'required' ? 'is required' : 'is not allowed by the schema' };
+}
+
+/** A plain copy that keeps a `__proto__` member as an own data member, as the strict parser made it. */
+function deepCopy(value: JsonValue): JsonValue {
+  if (Array.isArray(value)) return value.map(deepCopy);
+  if (value === null || typeof value !== 'object') return value;
+  const out: JsonObject = {};
+  for (const key of Object.keys(value)) {
+    Object.defineProperty(out, key, { value: deepCopy(value[key]!), writable: true, enumerable: true, configurable: true });
+  }
+  return out;
+}

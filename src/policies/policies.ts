@@ -1,0 +1,62 @@
+/**
+ * Route policies (contract §6): which schema a command must satisfy, whether a
+ * claim needs approval, and how its business key and exclusive scope are
+ * built. Loaded once at start-up; `match` is pure and cheap.
+ */
+import type { JsonValue } from '../core/json.js';
+import { loadPolicyConfig, parsePolicyConfig, type CompiledPolicy } from './load-config.js';
+import { patternMatches } from './route-match.js';
+
+export { PolicyConfigError } from './config-error.js';
+
+export interface ApprovalPolicy {
+  approvers: number;
+  ttl_seconds: number;
+  request_ttl_seconds: number;
+}
+
+export interface MatchedPolicy {
+  approval: ApprovalPolicy | null;
+  /** Applies the schema's defaults to a copy and validates; throws AppError command_invalid with `errors`. */
+  prepareCommand(command: JsonValue): JsonValue;
+  /** Template over JSON Pointers, e.g. "alert:{/event_id}"; null without one. Throws AppError command_invalid. */
+  businessKey(command: JsonValue): string | null;
+  /** e.g. "deploy:{/environment}"; null without one. Throws AppError command_invalid. */
+  exclusiveScope(command: JsonValue): string | null;
+}
+
+/** No matching policy: the command as sent, no approval, no keys. */
+const NO_POLICY: MatchedPolicy = Object.freeze({
+  approval: null,
+  prepareCommand: (command: JsonValue) => command,
+  businessKey: () => null,
+  exclusiveScope: () => null,
+});
+
+export class Policies {
+  private constructor(
+    private readonly entries: readonly CompiledPolicy[],
+    readonly webhook: { url: string; secret: string } | null,
+  ) {}
+
+  /** Throws PolicyConfigError naming the file, line, column and the problem. */
+  static fromFile(file: string): Policies {
+    const config = loadPolicyConfig(file);
+    return new Policies(config.policies, config.webhook);
+  }
+
+  /** The same checks on text in hand; `label` stands for the file name in messages. */
+  static fromText(text: string, label = 'policies.json'): Policies {
+    const config = parsePolicyConfig(text, label);
+    return new Policies(config.policies, config.webhook);
+  }
+
+  static none(): Policies {
+    return new Policies([], null);
+  }
+
+  /** `method` upper-cased (validateMethod) and `route` valid (validateRoute); the first match in file order wins. */
+  match(method: string, route: string): MatchedPolicy {
+    return this.entries.find((entry) => patternMatches(entry.pattern, method, route))?.policy ?? NO_POLICY;
+  }
+}
