@@ -134,7 +134,8 @@ function answer(res: ServerResponse, r: ExecuteResult) {
       return send(res, r.response.status, r.response.body, h);
     case 'replayed':
       h['idempotent-replayed'] = 'true';
-      if (!r.response) return send(res, 409, { outcome: 'canceled', operation_id: r.operation.id, message: 'the operation was canceled; use a new intent to try again' }, h);
+      if (r.state === 'canceled') return send(res, 409, { outcome: 'canceled', operation_id: r.operation.id, message: 'the write was not made; use a new key to try again' }, h);
+      if (!r.response) return send(res, 200, { outcome: 'replayed', state: r.state, operation_id: r.operation.id }, h);
       return send(res, r.response.status, r.response.body, h);
     case 'reused':
       if (!r.response) return send(res, 409, { outcome: 'reused', operation_id: r.operation.id, state: r.operation.state }, { ...h, 'retry-after': '1' });
