@@ -1,5 +1,6 @@
 import { AppError } from '../src/http/errors.js';
 import { KeyFileError } from '../src/config/key-files.js';
+import { PolicyConfigError } from '../src/policies/config-error.js';
 
 export const EXIT_OK = 0;
 export const EXIT_TAMPERED = 1;
@@ -33,7 +34,7 @@ export async function runVerb(body: () => Promise<void>): Promise<void> {
   try {
     await body();
   } catch (error) {
-    if (error instanceof AppError || error instanceof KeyFileError || isIoError(error)) {
+    if (error instanceof AppError || error instanceof KeyFileError || error instanceof PolicyConfigError || isIoError(error)) {
       process.stderr.write(`gatehouse: ${(error as Error).message}\n`);
       process.exitCode = EXIT_USAGE;
       return;

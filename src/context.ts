@@ -11,6 +11,7 @@ import { publicKeyInfo, signingKeyFromSeed, type SigningKey } from './core/signi
 import { DataKeys } from './ledger/data-keys.js';
 import { Ledger } from './ledger/ledger.js';
 import { Principals } from './principals/principals.js';
+import { Policies } from './policies/policies.js';
 
 /** Everything a request handler or CLI verb needs, built once from the config. */
 export interface AppContext {
@@ -22,6 +23,8 @@ export interface AppContext {
   signingKey: SigningKey;
   ledger: Ledger;
   principals: Principals;
+  /** Route policies from `--config`, loaded once. */
+  policies: Policies;
   /** `GET /v1/keys`: the public half of every signing key, for grants and checkpoints. */
   publicKeys(): unknown[];
   close(): Promise<void>;
@@ -34,6 +37,8 @@ export interface ContextOptions {
 
 export async function openContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
   const keys = loadKeyMaterial(config);
+  // Before the store opens: a bad policies file stops start-up having touched nothing.
+  const policies = config.policiesFile ? Policies.fromFile(config.policiesFile) : Policies.none();
   const sodium = await loadSodium();
   const clock = options.clock ?? systemClock;
   const store = await openStore(config.store);
@@ -50,6 +55,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
       signingKey,
       ledger: new Ledger(store, sodium, dataKeys, signingKey, ledgerId, clock),
       principals: new Principals(store, clock),
+      policies,
       publicKeys: () => [publicKeyInfo(signingKey)],
       close: () => store.close(),
     };

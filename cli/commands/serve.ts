@@ -25,7 +25,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
   }),
   handler: (args) => runVerb(async () => {
     const maxBodyBytes = parseByteSize(args['max-body']);
-    const config = readConfig(storeOptionsOf(args));
+    const config = readConfig({ ...storeOptionsOf(args), configFile: args.config });
     const initialise = needsInitialisation(config);
     if (initialise) createKeys(config);
     const context = await openContext(config);

@@ -9,12 +9,16 @@ export interface Config {
   masterKeyBase64: string | null;
   signingKeyBase64: string | null;
   logLevel: string;
+  /** The policies file (`--config`); null: no policies. */
+  policiesFile: string | null;
 }
 
 export interface StoreOptions {
   dataDir?: string;
   db?: string;
   databaseUrl?: string;
+  /** `--config`: the policies file. */
+  configFile?: string;
 }
 
 export function readConfig(options: StoreOptions, env: NodeJS.ProcessEnv = process.env): Config {
@@ -31,5 +35,6 @@ export function readConfig(options: StoreOptions, env: NodeJS.ProcessEnv = proce
     masterKeyBase64: env.GATEHOUSE_MASTER_KEY ?? null,
     signingKeyBase64: env.GATEHOUSE_SIGNING_KEY ?? null,
     logLevel: env.GATEHOUSE_LOG_LEVEL ?? (env.NODE_ENV === 'test' ? 'silent' : 'info'),
+    policiesFile: options.configFile ? path.resolve(options.configFile) : null,
   };
 }
