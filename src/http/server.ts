@@ -6,6 +6,7 @@ import { healthRoutes } from './health-routes.js';
 import { openapiRoutes } from './openapi-routes.js';
 import { ledgerRoutes } from '../ledger/routes.js';
 import { principalRoutes } from '../principals/routes.js';
+import { fingerprintRoutes } from '../operations/fingerprint-route.js';
 import type { RouteModule } from './route-module.js';
 
 export interface ServeOptions {
@@ -21,7 +22,7 @@ export interface RunningServer {
 
 /** Every domain's routes, in one list so the OpenAPI test can walk them all. */
 export function routeModules(context: AppContext): RouteModule[] {
-  return [healthRoutes(context), openapiRoutes(), ledgerRoutes(context), principalRoutes(context)];
+  return [healthRoutes(context), openapiRoutes(), ledgerRoutes(context), principalRoutes(context), fingerprintRoutes(context)];
 }
 
 const CHECKPOINT_INTERVAL_MS = 10_000;

@@ -1,0 +1,35 @@
+import Router from '@koa/router';
+import type { AppContext } from '../context.js';
+import type { JsonValue } from '../core/json.js';
+import { principalOf } from '../http/auth.js';
+import { readJsonBody } from '../http/body.js';
+import type { RouteModule } from '../http/route-module.js';
+import { bodyValidator } from '../http/validate.js';
+import fingerprintSchema from '../../schema/requests/fingerprint.json' with { type: 'json' };
+import { prepareIntent } from './intent.js';
+
+interface FingerprintBody {
+  method: string;
+  route: string;
+  command: JsonValue;
+}
+
+const validateFingerprint = bodyValidator<FingerprintBody>(fingerprintSchema);
+
+/**
+ * `POST /v1/fingerprint` (contract §3): any principal, the caller's account,
+ * the policy applied exactly as a claim would (the same prepareIntent); it
+ * records nothing, so it may be called as often as a gateway likes. Other
+ * members are allowed and ignored, so a gateway can send its claim body as it
+ * is: none of them is part of the fingerprint.
+ */
+export function fingerprintRoutes(context: AppContext): RouteModule {
+  const router = new Router();
+  router.post('/v1/fingerprint', async (ctx) => {
+    const principal = principalOf(ctx);
+    const body = validateFingerprint(await readJsonBody(ctx, ctx.state.maxBodyBytes));
+    const intent = prepareIntent(context.policies, principal.account_id, body);
+    ctx.body = { fingerprint: intent.fingerprint };
+  });
+  return { router };
+}
