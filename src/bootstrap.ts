@@ -25,6 +25,6 @@ export function hasKeyFiles(config: Config): boolean {
 export async function createFirstAdmin(context: AppContext): Promise<string | null> {
   const existing = await context.store.db.selectFrom('principals').select('id').limit(1).executeTakeFirst();
   if (existing) return null;
-  const { key } = await context.principals.create({ account_id: ADMIN_ACCOUNT, roles: ['admin'], name: 'first admin' });
-  return key;
+  const created = await context.principals.createFirst({ account_id: ADMIN_ACCOUNT, roles: ['admin'], name: 'first admin' });
+  return created?.key ?? null;
 }

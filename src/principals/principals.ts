@@ -30,6 +30,22 @@ export class Principals {
     return { principal, key };
   }
 
+  /**
+   * Creates the principal unless another instance already made the first admin: instances
+   * starting at once on one database race here, and the `meta` row's primary key decides.
+   */
+  async createFirst(input: { account_id: string; roles: Role[]; name?: string | null }): Promise<CreatedPrincipal | null> {
+    const key = generateApiKey();
+    const principal: Principal = { id: newId('prn'), account_id: input.account_id, roles: [...new Set(input.roles)], name: input.name ?? null };
+    const created = await this.store.transact(async (trx) => {
+      const claimed = await trx.insertInto('meta').values({ key: 'first_admin', value: principal.id })
+        .onConflict((oc) => oc.column('key').doNothing()).returning('key').executeTakeFirst();
+      if (claimed) await insertPrincipal(trx, principal, hashApiKey(key), rfc3339(this.clock.now()));
+      return claimed !== undefined;
+    });
+    return created ? { principal, key } : null;
+  }
+
   async list(): Promise<PrincipalRecord[]> {
     const rows = await this.store.db.selectFrom('principals').selectAll().orderBy('created_at').orderBy('id').execute();
     return rows.map((row) => ({ ...toPrincipal(row), created_at: row.created_at, revoked_at: row.revoked_at }));
