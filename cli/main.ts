@@ -5,6 +5,7 @@ import { serveCommand } from './commands/serve.js';
 import { principalsCommand } from './commands/principals.js';
 import { accountsCommand } from './commands/accounts.js';
 import { exportCommand } from './commands/export.js';
+import { fingerprintCommand } from './commands/fingerprint.js';
 import { EXIT_USAGE } from './output.js';
 
 await yargs(hideBin(process.argv))
@@ -14,6 +15,7 @@ await yargs(hideBin(process.argv))
   .command(principalsCommand)
   .command(accountsCommand)
   .command(exportCommand)
+  .command(fingerprintCommand)
   .demandCommand(1, 'name a command: gatehouse --help lists them')
   .strict()
   .fail((message, error) => {
