@@ -6,6 +6,7 @@ import { principalsCommand } from './commands/principals.js';
 import { accountsCommand } from './commands/accounts.js';
 import { exportCommand } from './commands/export.js';
 import { fingerprintCommand } from './commands/fingerprint.js';
+import { verifyCommand } from './commands/verify.js';
 import { EXIT_USAGE } from './output.js';
 
 await yargs(hideBin(process.argv))
@@ -16,6 +17,7 @@ await yargs(hideBin(process.argv))
   .command(accountsCommand)
   .command(exportCommand)
   .command(fingerprintCommand)
+  .command(verifyCommand)
   .demandCommand(1, 'name a command: gatehouse --help lists them')
   .strict()
   .fail((message, error) => {

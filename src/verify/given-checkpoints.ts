@@ -1,0 +1,44 @@
+/**
+ * `--checkpoint FILE`: a checkpoint the user saved earlier (the JSON the API returns, or just
+ * its note text). The log must contain it as a prefix: that is what catches a cut-off tail or
+ * a rollback, which the log alone cannot show.
+ */
+import fs from 'node:fs';
+import type { VerifierCheckpoint } from '../core/chain-verifier.js';
+import { VerifyInputError } from './errors.js';
+
+export interface GivenCheckpoint {
+  file: string;
+  /** From the note's origin line `gatehouse/<ledger id>/<account id>` (not yet verified). */
+  ledgerId: string;
+  accountId: string;
+  checkpoint: VerifierCheckpoint;
+}
+
+export function readGivenCheckpoint(file: string): GivenCheckpoint {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new VerifyInputError(`cannot read --checkpoint ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+  const checkpoint = text.trimStart().startsWith('{') ? fromJson(text, file) : { note: text };
+  const origin = checkpoint.note.slice(0, checkpoint.note.indexOf('\n'));
+  const match = /^gatehouse\/([^/\s]+)\/([^/\s]+)$/.exec(origin);
+  if (!match) throw new VerifyInputError(`--checkpoint ${file} is not a Gatehouse checkpoint (its first line is not gatehouse/<ledger id>/<account id>)`);
+  return { file, ledgerId: match[1]!, accountId: match[2]!, checkpoint };
+}
+
+function fromJson(text: string, file: string): VerifierCheckpoint {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text); // untrusted input
+  } catch {
+    throw new VerifyInputError(`--checkpoint ${file} starts like JSON but does not parse`);
+  }
+  const c = parsed as Record<string, unknown> | null;
+  if (typeof c?.note !== 'string') throw new VerifyInputError(`--checkpoint ${file} has no "note" (expected a checkpoint as GET /v1/audit/checkpoints/latest returns it)`);
+  if (c.tree_size !== undefined && typeof c.tree_size !== 'number') throw new VerifyInputError(`--checkpoint ${file}: tree_size is not a number`);
+  if (c.root_hash !== undefined && typeof c.root_hash !== 'string') throw new VerifyInputError(`--checkpoint ${file}: root_hash is not a string`);
+  return { note: c.note, tree_size: c.tree_size as number | undefined, root_hash: c.root_hash as string | undefined };
+}

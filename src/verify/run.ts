@@ -1,0 +1,117 @@
+/**
+ * One `gatehouse verify` run over a whole ledger: a ChainVerifier per account, fed by a
+ * reader (SQLite file, PostgreSQL, export) one account at a time, in seq order. The readers
+ * know how to fetch rows; this knows what to check them against (the trusted keys, the
+ * checkpoints the user saved, the master key).
+ */
+import { type AccountVerdict, ChainVerifier, type VerifierCheckpoint, type VerifierEvent } from '../core/chain-verifier.js';
+import type { NoteVerifierKey } from '../core/signing-key.js';
+import type { GivenCheckpoint } from './given-checkpoints.js';
+
+export interface AccountStart {
+  accountId: string;
+  /** The wrapped data key; null when shredded; undefined when the reader does not know it. */
+  wrappedDataKey?: Uint8Array | null;
+  /** Checkpoints stored with the log; they must reach the verifier before the events. */
+  checkpoints: VerifierCheckpoint[];
+}
+
+export interface RunOptions {
+  trustedKeys: NoteVerifierKey[];
+  ledgerId: string | null;
+  masterKey?: Uint8Array;
+  given: GivenCheckpoint[];
+  /** Called now and then with the number of events checked so far (never per event). */
+  onProgress?: (events: number) => void;
+}
+
+const PROGRESS_EVERY = 1 << 14;
+
+interface Open {
+  verifier: ChainVerifier;
+  lastSeq: number;
+  /** Failures a reader found below the verifier (a record that does not parse at all). */
+  broken: { seq: number; reason: string } | null;
+}
+
+export class VerificationRun {
+  readonly #options: RunOptions;
+  #open: Open | null = null;
+  readonly #verdicts = new Map<string, AccountVerdict>();
+  #events = 0;
+
+  constructor(options: RunOptions) {
+    this.#options = options;
+  }
+
+  /** Accounts named by a given checkpoint: they must be verified even when the log lost them. */
+  givenAccounts(): string[] {
+    return [...new Set(this.#options.given.map((g) => g.accountId))];
+  }
+
+  beginAccount(start: AccountStart): void {
+    this.endAccount();
+    const { trustedKeys, ledgerId, masterKey } = this.#options;
+    const verifier = new ChainVerifier({
+      accountId: start.accountId,
+      trustedKeys,
+      ...(ledgerId !== null ? { ledgerId } : {}),
+      ...(masterKey !== undefined ? { masterKey } : {}),
+      ...(start.wrappedDataKey !== undefined ? { wrappedDataKey: start.wrappedDataKey } : {}),
+    });
+    for (const checkpoint of start.checkpoints) verifier.addCheckpoint(checkpoint, { given: false });
+    for (const g of this.#options.given) {
+      if (g.accountId === start.accountId) verifier.addCheckpoint(g.checkpoint, { given: true });
+    }
+    this.#open = { verifier, lastSeq: 0, broken: null };
+  }
+
+  get currentAccount(): string | null {
+    return this.#open?.verifier.accountId ?? null;
+  }
+
+  hasVerdict(accountId: string): boolean {
+    return this.#verdicts.has(accountId);
+  }
+
+  addEvent(event: VerifierEvent): void {
+    const open = this.#open!;
+    open.verifier.addEvent(event);
+    const seq = event.header?.seq;
+    if (typeof seq === 'number') open.lastSeq = seq;
+    if (++this.#events % PROGRESS_EVERY === 0) this.#options.onProgress?.(this.#events);
+  }
+
+  /** A record that could not be read as an event at all: the log is damaged right after the last good one. */
+  brokenRecord(reason: string): void {
+    const open = this.#open!;
+    const seq = open.lastSeq + 1;
+    if (open.broken === null || seq < open.broken.seq) open.broken = { seq, reason: `event ${seq}: ${reason}` };
+  }
+
+  endAccount(): void {
+    const open = this.#open;
+    if (open === null) return;
+    this.#open = null;
+    const verdict = open.verifier.finish();
+    const broken = open.broken;
+    if (broken !== null && (verdict.first_bad_seq === null || broken.seq <= verdict.first_bad_seq)) {
+      verdict.first_bad_seq = broken.seq;
+      verdict.reason = broken.reason;
+    }
+    this.#verdicts.set(verdict.account_id, verdict);
+  }
+
+  /** Every verdict, in account order; accounts of given checkpoints missing from the log are verified as empty. */
+  finish(): AccountVerdict[] {
+    this.endAccount();
+    for (const accountId of this.givenAccounts()) {
+      if (!this.#verdicts.has(accountId)) {
+        this.beginAccount({ accountId, checkpoints: [] });
+        this.endAccount();
+      }
+    }
+    this.#options.onProgress?.(this.#events);
+    return [...this.#verdicts.values()].sort((a, b) => (a.account_id < b.account_id ? -1 : a.account_id > b.account_id ? 1 : 0));
+  }
+}

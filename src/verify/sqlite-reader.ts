@@ -1,0 +1,78 @@
+/**
+ * Reads a Gatehouse SQLite file for verify: opened read-only with better-sqlite3 directly (no
+ * Kysely, no migrations, no context: nothing here may write or need the service), events
+ * streamed one row at a time with `iterate()` in raw mode, so memory stays flat on any size.
+ */
+import BetterSqlite3 from 'better-sqlite3';
+import type { VerifierCheckpoint } from '../core/chain-verifier.js';
+import { VerifyInputError, ioErrorCode } from './errors.js';
+import { EVENT_COLUMNS, eventFromRow } from './columns.js';
+import type { VerificationRun } from './run.js';
+
+export class SqliteLedgerReader {
+  readonly ledgerId: string | null;
+  readonly #db: BetterSqlite3.Database;
+
+  private constructor(db: BetterSqlite3.Database, ledgerId: string | null) {
+    this.#db = db;
+    this.ledgerId = ledgerId;
+  }
+
+  static open(file: string): SqliteLedgerReader {
+    let db: BetterSqlite3.Database;
+    try {
+      db = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
+    } catch (error) {
+      throw new VerifyInputError(`cannot open ${file}: ${ioErrorCode(error) ?? (error as Error).message}`);
+    }
+    try {
+      const tables = new Set(
+        (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>).map((t) => t.name),
+      );
+      for (const table of ['events', 'checkpoints', 'meta']) {
+        if (!tables.has(table)) throw new VerifyInputError(`${file} is not a Gatehouse database (no ${table} table)`);
+      }
+      const row = db.prepare("SELECT value FROM meta WHERE key = 'ledger_id'").get() as { value: string } | undefined;
+      return new SqliteLedgerReader(db, typeof row?.value === 'string' ? row.value : null);
+    } catch (error) {
+      db.close();
+      if (error instanceof VerifyInputError) throw error;
+      throw new VerifyInputError(`${file} is not a readable SQLite database: ${ioErrorCode(error) ?? (error as Error).message}`);
+    }
+  }
+
+  /**
+   * Every account the file knows of: one with events, a chain head, a checkpoint or a data
+   * key. (Deleting an account's chain row must not hide its events from verify.)
+   */
+  accounts(): string[] {
+    const rows = this.#db.prepare(
+      'SELECT account_id FROM events GROUP BY account_id UNION SELECT account_id FROM checkpoints ' +
+        "UNION SELECT account_id FROM chains UNION SELECT id FROM accounts ORDER BY 1",
+    ).raw(true).all() as Array<[string]>;
+    return rows.map((r) => r[0]);
+  }
+
+  /** Events in this file (from the chain heads): only for the progress display. */
+  approximateEventCount(accountId: string | null): number {
+    const sql = accountId === null ? 'SELECT SUM(size) FROM chains' : 'SELECT SUM(size) FROM chains WHERE account_id = ?';
+    const stmt = this.#db.prepare(sql).pluck();
+    const total = (accountId === null ? stmt.get() : stmt.get(accountId)) as number | null;
+    return typeof total === 'number' ? total : 0;
+  }
+
+  verifyAccount(run: VerificationRun, accountId: string): void {
+    const key = this.#db.prepare('SELECT wrapped_data_key FROM accounts WHERE id = ?').raw(true).get(accountId) as [Uint8Array | null] | undefined;
+    const checkpoints = this.#db.prepare(
+      'SELECT tree_size, root_hash, note FROM checkpoints WHERE account_id = ? ORDER BY tree_size',
+    ).all(accountId) as VerifierCheckpoint[];
+    run.beginAccount({ accountId, checkpoints, ...(key !== undefined ? { wrappedDataKey: key[0] } : {}) });
+    const events = this.#db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE account_id = ? ORDER BY seq`).raw(true);
+    for (const row of events.iterate(accountId)) run.addEvent(eventFromRow(row as unknown[]));
+    run.endAccount();
+  }
+
+  close(): void {
+    this.#db.close();
+  }
+}

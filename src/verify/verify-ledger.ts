@@ -1,0 +1,106 @@
+/**
+ * `gatehouse verify` without the command line: pick the reader, decide which keys to trust,
+ * read the saved checkpoints and the master key, run every account through the verifier.
+ * Offline by construction: it imports src/core and src/verify only.
+ */
+import path from 'node:path';
+import type { NoteVerifierKey } from '../core/signing-key.js';
+import { VerifyInputError } from './errors.js';
+import { ExportLedgerReader } from './export-reader.js';
+import { type GivenCheckpoint, readGivenCheckpoint } from './given-checkpoints.js';
+import { readKeyFile } from './key-file.js';
+import { PostgresLedgerReader } from './postgres-reader.js';
+import { createProgress } from './progress.js';
+import { type VerifyReport, buildReport } from './report.js';
+import { VerificationRun } from './run.js';
+import { SqliteLedgerReader } from './sqlite-reader.js';
+import { keysFromDataDir, keysFromFile, keysFromList, parsePublicKey } from './trust.js';
+
+export type VerifyInput = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string } | { kind: 'export'; file: string };
+
+export interface VerifyOptions {
+  input: VerifyInput;
+  account: string | null;
+  publicKey?: string;
+  keysFile?: string;
+  checkpointFiles: string[];
+  masterKeyFile?: string;
+  /** Given explicitly (--data-dir)? An export then trusts this dir's key rather than its own header. */
+  dataDir: string | undefined;
+  warn(message: string): void;
+  /** Where the progress bar goes (drawn only when it is a terminal). */
+  progressTo: NodeJS.WriteStream;
+}
+
+interface Reader {
+  ledgerId: string | null;
+  accounts(): string[] | Promise<string[]>;
+  approximateEventCount(account: string | null): number | Promise<number>;
+  verifyAccount(run: VerificationRun, account: string): void | Promise<void>;
+  close(): void | Promise<void>;
+}
+
+export async function verifyLedger(options: VerifyOptions): Promise<VerifyReport> {
+  const given = options.checkpointFiles.map(readGivenCheckpoint);
+  if (options.account !== null) {
+    const foreign = given.find((g) => g.accountId !== options.account);
+    if (foreign) throw new VerifyInputError(`--checkpoint ${foreign.file} is for account ${foreign.accountId}, not --account ${options.account}`);
+  }
+  const masterKey = options.masterKeyFile === undefined ? undefined : readKeyFile(options.masterKeyFile, 'master key');
+  const { input } = options;
+
+  if (input.kind === 'export') {
+    const reader = await ExportLedgerReader.open(input.file);
+    const run = newRun(options, reader.ledgerId, trustFor(options, reader.ledgerId, reader.header.keys), given, masterKey, 0);
+    await reader.verify(run.run, options.account);
+    return finish(run);
+  }
+
+  const reader: Reader = input.kind === 'sqlite' ? SqliteLedgerReader.open(input.file) : await PostgresLedgerReader.open(input.url);
+  try {
+    const trusted = trustFor(options, reader.ledgerId, null);
+    const known = await reader.accounts();
+    let accounts = known;
+    if (options.account !== null) {
+      if (!known.includes(options.account) && given.length === 0) throw new VerifyInputError(`account ${options.account} is not in this ledger`);
+      accounts = known.includes(options.account) ? [options.account] : [];
+    }
+    const total = await reader.approximateEventCount(options.account);
+    const run = newRun(options, reader.ledgerId, trusted, given, masterKey, total);
+    for (const account of accounts) await reader.verifyAccount(run.run, account);
+    return finish(run);
+  } finally {
+    await reader.close();
+  }
+}
+
+function newRun(
+  options: VerifyOptions, ledgerId: string | null, trustedKeys: NoteVerifierKey[], given: GivenCheckpoint[],
+  masterKey: Uint8Array | undefined, total: number,
+) {
+  const progress = createProgress(options.progressTo, total);
+  const run = new VerificationRun({
+    trustedKeys, ledgerId, given, onProgress: (n) => progress.update(n), ...(masterKey !== undefined ? { masterKey } : {}),
+  });
+  return { run, progress };
+}
+
+function finish({ run, progress }: ReturnType<typeof newRun>): VerifyReport {
+  const verdicts = run.finish();
+  progress.done();
+  return buildReport(verdicts);
+}
+
+/** Pinned keys when the user gave them; otherwise the export's own keys or the data dir's, with a warning. */
+function trustFor(options: VerifyOptions, ledgerId: string | null, exportKeys: unknown[] | null): NoteVerifierKey[] {
+  if (options.publicKey !== undefined && options.keysFile !== undefined) throw new VerifyInputError('give --public-key or --keys, not both');
+  if (options.publicKey !== undefined) return [parsePublicKey(options.publicKey, ledgerId)];
+  if (options.keysFile !== undefined) return keysFromFile(options.keysFile, ledgerId);
+  if (exportKeys !== null && exportKeys.length > 0 && options.dataDir === undefined) {
+    options.warn('warning: trusting the keys listed in the export itself; they are not pinned (pass --public-key or --keys with the key you saved from GET /v1/keys)');
+    return keysFromList(exportKeys, ledgerId, 'the export header');
+  }
+  const dataDir = path.resolve(options.dataDir ?? 'data');
+  options.warn(`warning: trusting the signing key in ${dataDir}; it is not pinned (pass --public-key or --keys with the key you saved from GET /v1/keys)`);
+  return keysFromDataDir(dataDir, ledgerId);
+}
