@@ -31,7 +31,7 @@ export interface PolicyConfig {
 /** Policy schemas nest; the parser is iterative, but keep recursion elsewhere (ajv, copies) bounded. */
 const CONFIG_MAX_DEPTH = 256;
 
-const validateShape = new Ajv2020({ allErrors: false, strict: true, allowUnionTypes: true, verbose: true, logger: false }).compile(policyFileSchema);
+const validateShape = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, verbose: true, logger: false }).compile(policyFileSchema);
 
 export function loadPolicyConfig(file: string): PolicyConfig {
   let bytes: Buffer;
@@ -58,7 +58,7 @@ export function parsePolicyConfig(content: Uint8Array | string, file: string): P
     const position = error.offset === undefined ? null : positionOf(text, error.offset);
     throw new PolicyConfigError(file, `${error.message.replace(/ at offset \d+/, '')}; fix the JSON (each member name once, no comments, no trailing commas)`, position);
   }
-  if (!validateShape(document)) fail(...describeShapeError(validateShape.errors![0]!));
+  if (!validateShape(document)) fail(...describeShapeError(mostTelling(validateShape.errors!)));
   const shaped = document as unknown as PolicyFile;
 
   const policies: CompiledPolicy[] = [];
@@ -125,6 +125,11 @@ function checkWebhook(webhook: { url: string; secret: string }, fail: Fail): { u
     fail('/webhook/url', `the webhook url ${JSON.stringify(webhook.url)} is not an absolute http(s) URL; write it like https://hooks.example.com/gatehouse`);
   }
   return { url: webhook.url, secret: webhook.secret };
+}
+
+/** An unknown member is most likely a typo of the member another error says is missing: report the typo. */
+function mostTelling(errors: ErrorObject[]): ErrorObject {
+  return errors.find((e) => e.keyword === 'additionalProperties') ?? errors[0]!;
 }
 
 /** The pointer to report and a sentence saying what is wrong and what to do. */

@@ -1,0 +1,61 @@
+import test from 'ava';
+import { AppError } from '../../src/http/errors.js';
+import { Policies } from '../../src/policies/policies.js';
+
+const policies = Policies.fromText(JSON.stringify({
+  policies: [{
+    method: 'POST',
+    route: '/v1/deploys',
+    schema: {
+      type: 'object',
+      required: ['environment', 'version'],
+      additionalProperties: false,
+      properties: {
+        environment: { enum: ['staging', 'production'] },
+        version: { type: 'string', minLength: 1 },
+        strategy: { type: 'string', default: 'rolling' },
+        options: { type: 'object', default: {}, properties: { dry_run: { type: 'boolean', default: false } } },
+      },
+    },
+  }],
+}));
+const deploys = policies.match('POST', '/v1/deploys');
+
+test('the schema fills in defaults, nested ones included', (t) => {
+  t.deepEqual(deploys.prepareCommand({ environment: 'staging', version: '1.2.3' }), {
+    environment: 'staging', version: '1.2.3', strategy: 'rolling', options: { dry_run: false },
+  });
+});
+
+test('defaults are applied to a copy: the caller\'s command is left as it was sent', (t) => {
+  const command = { environment: 'staging', version: '1.2.3', options: {} };
+  deploys.prepareCommand(command);
+  t.deepEqual(command, { environment: 'staging', version: '1.2.3', options: {} });
+});
+
+test('a command the schema refuses throws command_invalid listing every error with its path', (t) => {
+  const error = t.throws(() => deploys.prepareCommand({ environment: 'prod', extra: 1 }), { instanceOf: AppError }) as AppError;
+  t.is(error.code, 'command_invalid');
+  t.is(error.status, 400);
+  const errors = error.extra.errors as { path: string; message: string }[];
+  t.deepEqual(errors.map((e) => e.path).sort(), ['/environment', '/extra', '/version']);
+  t.true(errors.every((e) => typeof e.message === 'string' && e.message.length > 0));
+  t.regex(error.message, /POST \/v1\/deploys: .* \(and 2 more\)$/);
+});
+
+test('a command that is not even an object is command_invalid at the empty path', (t) => {
+  const error = t.throws(() => deploys.prepareCommand(null), { instanceOf: AppError }) as AppError;
+  t.is(error.code, 'command_invalid');
+  t.deepEqual(error.extra.errors, [{ path: '', message: 'must be object' }]);
+});
+
+test('a schema with a misspelt keyword stops loading instead of letting every command through', (t) => {
+  const text = '{"policies": [\n  {"method": "POST", "route": "/v1/x",\n   "schema": {"type": "object", "requried": ["a"]}}\n]}';
+  const error = t.throws(() => Policies.fromText(text, 'typo.json'));
+  t.regex(error!.message, /typo\.json, line 3, column 4: the schema for POST \/v1\/x is not a usable JSON Schema 2020-12: .*unknown keyword: "requried"/);
+});
+
+test('a schema whose $ref leads nowhere stops loading', (t) => {
+  const text = JSON.stringify({ policies: [{ method: 'POST', route: '/v1/x', schema: { $ref: 'https://example.com/elsewhere.json' } }] });
+  t.throws(() => Policies.fromText(text), { message: /not a usable JSON Schema 2020-12/ });
+});
