@@ -1,0 +1,357 @@
+// HTTP load on loopback (contract §4, issues 3 and 4): autocannon with 50 connections against
+// (a) a bare Koa server answering `{}` — the ceiling — and `gatehouse serve` on
+// (b) a SQLite file with durable group commits: new-key claims, replays, claim → sent → completed cycles;
+// (c) PostgreSQL with one and with two instances (the connections split between both): new-key claims.
+// Every server is a child process, so the numbers are comparable.
+//
+//   node --import=tsx bench/http-claims.ts [--seconds 10] [--connections 50] [--profile]
+import crypto from 'node:crypto';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import pg from 'pg';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const BIN = path.join(ROOT, 'bin/gatehouse.js');
+/** Claims rotate over this many accounts, so PostgreSQL's per-account chain-head lock is not the only thing measured. */
+const ACCOUNTS = 4;
+
+export interface Rate {
+  /** Successful (2xx) answers per second. */
+  rps: number;
+  p50_ms: number;
+  p99_ms: number;
+  /** Answers that were not 2xx, and connection errors: both must be 0 for the rate to count. */
+  non2xx: number;
+  errors: number;
+}
+
+export interface HttpClaimsResult {
+  connections: number;
+  seconds: number;
+  bare_koa: Rate;
+  sqlite: { new_key_claims: Rate; replays: Rate; cycles: { per_sec: number; workers: number; failures: number } };
+  postgres: { one_instance: Rate; two_instances: Rate } | { skipped: string };
+  ratios: {
+    new_key_vs_koa: number;
+    replay_vs_koa: number;
+    /** Targets from issue 3: new-key ≥ 0.40 of bare Koa with p99 ≤ 25 ms; replays ≥ 0.60. */
+    targets_met: { new_key: boolean; new_key_p99: boolean; replay: boolean };
+    pg_two_vs_one: number | null;
+  };
+  profiles: string[];
+}
+
+export interface HttpClaimsOptions {
+  seconds: number;
+  connections?: number;
+  /** A PostgreSQL URL allowed to CREATE DATABASE; null skips part (c). */
+  postgresAdminUrl?: string | null;
+  /** Runs each gatehouse server under `node --cpu-prof`; the profiles land in bench/results/profiles. */
+  profile?: boolean;
+  log?: (line: string) => void;
+}
+
+export async function benchHttpClaims(options: HttpClaimsOptions): Promise<HttpClaimsResult> {
+  const connections = options.connections ?? 50;
+  const seconds = options.seconds;
+  const log = options.log ?? ((line: string) => process.stderr.write(line + '\n'));
+  const profiles: string[] = [];
+  const adminUrl = options.postgresAdminUrl === undefined ? defaultPostgresAdminUrl() : options.postgresAdminUrl;
+
+  log(`bare koa: ${seconds} s at ${connections} connections`);
+  const koa = await startChild('bare koa', ['--import=tsx', path.join(ROOT, 'bench/bare-koa.ts')], /listening on (http:\/\/\S+)/);
+  let bareKoa: Rate;
+  try {
+    await load({ url: koa.url, connections, seconds: warmup(seconds), method: 'GET', path: '/' });
+    bareKoa = await load({ url: koa.url, connections, seconds, method: 'GET', path: '/' });
+  } finally {
+    await koa.stop();
+  }
+
+  const sqlite = await withGatehouse({ kind: 'sqlite' }, 1, options.profile, profiles, async ([server]) => {
+    const keys = await gatewayKeys(server!);
+    log(`sqlite: new-key claims`);
+    await newKeyLoad([server!], keys, connections, warmup(seconds));
+    const newKey = await newKeyLoad([server!], keys, connections, seconds);
+    log(`sqlite: replays`);
+    const replays = await replayLoad(server!, keys[0]!, connections, seconds);
+    log(`sqlite: claim → sent → completed cycles`);
+    const cycles = await cycleLoad(server!, keys, connections, seconds);
+    return { new_key_claims: newKey, replays, cycles };
+  });
+
+  let postgres: HttpClaimsResult['postgres'] = { skipped: 'no PostgreSQL' };
+  if (adminUrl && (await reachable(adminUrl))) {
+    const one = await withGatehouse({ kind: 'postgres', adminUrl }, 1, options.profile, profiles, async (servers) => {
+      log(`postgres, one instance: new-key claims`);
+      const keys = await gatewayKeys(servers[0]!);
+      await newKeyLoad(servers, keys, connections, warmup(seconds));
+      return newKeyLoad(servers, keys, connections, seconds);
+    });
+    const two = await withGatehouse({ kind: 'postgres', adminUrl }, 2, options.profile, profiles, async (servers) => {
+      log(`postgres, two instances: new-key claims`);
+      const keys = await gatewayKeys(servers[0]!);
+      await newKeyLoad(servers, keys, connections, warmup(seconds));
+      return newKeyLoad(servers, keys, connections, seconds);
+    });
+    postgres = { one_instance: one, two_instances: two };
+  } else {
+    log(`postgres: SKIPPED (${adminUrl ?? 'no URL'} does not answer)`);
+  }
+
+  const newKeyRatio = sqlite.new_key_claims.rps / bareKoa.rps;
+  const replayRatio = sqlite.replays.rps / bareKoa.rps;
+  return {
+    connections, seconds, bare_koa: bareKoa, sqlite, postgres,
+    ratios: {
+      new_key_vs_koa: round(newKeyRatio, 3),
+      replay_vs_koa: round(replayRatio, 3),
+      targets_met: { new_key: newKeyRatio >= 0.4, new_key_p99: sqlite.new_key_claims.p99_ms <= 25, replay: replayRatio >= 0.6 },
+      pg_two_vs_one: 'one_instance' in postgres ? round(postgres.two_instances.rps / postgres.one_instance.rps, 3) : null,
+    },
+    profiles,
+  };
+}
+
+function warmup(seconds: number): number {
+  return Math.max(1, Math.round(seconds / 5));
+}
+
+export function defaultPostgresAdminUrl(): string {
+  return process.env.GATEHOUSE_BENCH_DATABASE_URL ?? process.env.GATEHOUSE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+}
+
+const CLAIM_BODY = (n: number) => JSON.stringify({ method: 'POST', route: '/v1/tickets', command: { title: 'bench ticket', amount_minor: 1000 + n, currency: 'EUR' } });
+
+/** New Idempotency-Key on every request, accounts in rotation; connections split evenly over the servers. */
+async function newKeyLoad(servers: BenchServer[], keys: string[], connections: number, seconds: number): Promise<Rate> {
+  const run = crypto.randomBytes(4).toString('hex');
+  let n = 0;
+  const per = splitConnections(connections, servers.length);
+  const results = await Promise.all(servers.map((server, s) => load({
+    url: server.url, connections: per[s]!, seconds, method: 'POST', path: '/v1/operations',
+    headers: { 'content-type': 'application/json' },
+    body: CLAIM_BODY(0),
+    setupRequest: (req) => {
+      const i = n++;
+      req.headers = { ...req.headers, authorization: `Bearer ${keys[i % keys.length]}`, 'idempotency-key': `bench-${run}-${s}-${i}` };
+      return req;
+    },
+  })));
+  return combine(results);
+}
+
+/** The same key and body again and again on an operation that is terminal: `replayed`, 200. */
+async function replayLoad(server: BenchServer, key: string, connections: number, seconds: number): Promise<Rate> {
+  const idem = `bench-replay-${crypto.randomBytes(4).toString('hex')}`;
+  const body = CLAIM_BODY(1);
+  await fullCycle(server.url, key, idem, body);
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'idempotency-key': idem };
+  const check = await fetch(`${server.url}/v1/operations`, { method: 'POST', headers, body });
+  const answer = (await check.json()) as { outcome?: string };
+  if (check.status !== 200 || answer.outcome !== 'replayed') throw new Error(`replay bench: expected 200 replayed, got ${check.status} ${JSON.stringify(answer)}`);
+  await load({ url: server.url, connections, seconds: warmup(seconds), method: 'POST', path: '/v1/operations', headers, body });
+  return load({ url: server.url, connections, seconds, method: 'POST', path: '/v1/operations', headers, body });
+}
+
+/** `connections` workers, each looping claim → sent → completed with a new key. */
+async function cycleLoad(server: BenchServer, keys: string[], workers: number, seconds: number): Promise<{ per_sec: number; workers: number; failures: number }> {
+  const run = crypto.randomBytes(4).toString('hex');
+  let done = 0;
+  let failures = 0;
+  let n = 0;
+  const deadline = performance.now() + seconds * 1000;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: workers }, async () => {
+    while (performance.now() < deadline) {
+      const i = n++;
+      try {
+        await fullCycle(server.url, keys[i % keys.length]!, `bench-cycle-${run}-${i}`, CLAIM_BODY(i));
+        done++;
+      } catch {
+        failures++;
+      }
+    }
+  }));
+  return { per_sec: round((done * 1000) / (performance.now() - started), 1), workers, failures };
+}
+
+async function fullCycle(url: string, key: string, idem: string, body: string): Promise<void> {
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
+  const claim = await fetch(`${url}/v1/operations`, { method: 'POST', headers: { ...headers, 'idempotency-key': idem }, body });
+  const claimed = (await claim.json()) as { execute?: boolean; operation?: { id: string }; lease?: { token: string } };
+  if (claim.status !== 201 || !claimed.execute || !claimed.operation || !claimed.lease) throw new Error(`claim answered ${claim.status} ${JSON.stringify(claimed)}`);
+  const events = `${url}/v1/operations/${claimed.operation.id}/events`;
+  for (const report of [
+    { type: 'sent', lease_token: claimed.lease.token },
+    { type: 'completed', lease_token: claimed.lease.token, outcome: 'succeeded', response: { status: 201, body: { ticket: idem } } },
+  ]) {
+    const r = await fetch(events, { method: 'POST', headers, body: JSON.stringify(report) });
+    const text = await r.text();
+    if (r.status !== 200) throw new Error(`${report.type} answered ${r.status} ${text}`);
+  }
+}
+
+interface LoadOptions {
+  url: string;
+  connections: number;
+  seconds: number;
+  method: 'GET' | 'POST';
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+  setupRequest?: (req: autocannon.Request) => autocannon.Request;
+}
+
+async function load(options: LoadOptions): Promise<Rate> {
+  const request: autocannon.Request = { method: options.method, path: options.path, headers: options.headers, body: options.body };
+  if (options.setupRequest) request.setupRequest = options.setupRequest as (req: autocannon.Request, context: object) => autocannon.Request;
+  const result = await autocannon({ url: options.url, connections: options.connections, duration: options.seconds, requests: [request] });
+  const elapsed = (result.finish.getTime() - result.start.getTime()) / 1000;
+  return { rps: round(result['2xx'] / elapsed, 1), p50_ms: result.latency.p50, p99_ms: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
+}
+
+/** Two autocannon runs side by side: rates add up; the slower p50/p99 is reported (conservative). */
+function combine(rates: Rate[]): Rate {
+  return rates.reduce((a, b) => ({
+    rps: round(a.rps + b.rps, 1), p50_ms: Math.max(a.p50_ms, b.p50_ms), p99_ms: Math.max(a.p99_ms, b.p99_ms),
+    non2xx: a.non2xx + b.non2xx, errors: a.errors + b.errors,
+  }));
+}
+
+function splitConnections(total: number, parts: number): number[] {
+  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0));
+}
+
+function round(value: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Servers as child processes
+
+export interface BenchServer {
+  url: string;
+  adminKey: string | null;
+}
+
+interface Child extends BenchServer {
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+function startChild(name: string, args: string[], listening: RegExp, env: NodeJS.ProcessEnv = {}): Promise<Child> {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, GATEHOUSE_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${name}: not listening within 60 s\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, 60_000);
+    child.once('exit', (code, signal) => reject(new Error(`${name} exited (${code ?? signal}) before listening\nstdout: ${stdout}\nstderr: ${stderr}`)));
+    child.stdout!.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      const m = stdout.match(listening);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ url: m[1]!, adminKey: stdout.match(/admin key: (gh_[A-Za-z0-9_-]+)/)?.[1] ?? null, process: child, stop });
+      }
+    });
+  });
+}
+
+type StoreChoice = { kind: 'sqlite' } | { kind: 'postgres'; adminUrl: string };
+
+/**
+ * Starts `count` gatehouse instances on a fresh store, runs `body`, stops them (so `--cpu-prof`
+ * profiles are written) and drops the store. Only the first instance prints the admin key.
+ */
+export async function withGatehouse<T>(
+  choice: StoreChoice, count: number, profile: boolean | undefined, profiles: string[], body: (servers: BenchServer[]) => Promise<T>,
+): Promise<T> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-'));
+  let database: string | null = null;
+  let storeArgs = ['--data-dir', dataDir];
+  if (choice.kind === 'postgres') {
+    database = `gh_bench_${Date.now()}_${crypto.randomBytes(3).toString('hex')}`;
+    await adminQuery(choice.adminUrl, `CREATE DATABASE ${database}`);
+    const url = new URL(choice.adminUrl);
+    url.pathname = `/${database}`;
+    storeArgs = [...storeArgs, '--database-url', url.toString()];
+  }
+  const profileDir = path.join(ROOT, 'bench/results/profiles');
+  const children: Child[] = [];
+  try {
+    // The first instance initialises the data dir (key files); the others share it.
+    for (let i = 0; i < count; i++) {
+      const nodeArgs = profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${choice.kind}-${count}x-${i}-${Date.now()}.cpuprofile`] : [];
+      children.push(await startChild(`gatehouse serve #${i}`, [...nodeArgs, BIN, 'serve', '--host', '127.0.0.1', '--port', '0', ...storeArgs], /gatehouse listening on (http:\/\/\S+)/));
+    }
+    const adminKey = children.find((c) => c.adminKey)?.adminKey ?? null;
+    return await body(children.map((c) => ({ url: c.url, adminKey })));
+  } finally {
+    await Promise.all(children.map((c) => c.stop()));
+    if (profile && fs.existsSync(profileDir)) profiles.push(...fs.readdirSync(profileDir).filter((f) => f.startsWith(`${choice.kind}-${count}x-`)).map((f) => path.join(profileDir, f)));
+    if (database && choice.kind === 'postgres') await adminQuery(choice.adminUrl, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => undefined);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** One gateway key per bench account, made through the API with the first admin's key. */
+export async function gatewayKeys(server: BenchServer, accounts = ACCOUNTS): Promise<string[]> {
+  if (!server.adminKey) throw new Error('bench: no admin key printed');
+  return Promise.all(Array.from({ length: accounts }, async (_, i) => {
+    const r = await fetch(`${server.url}/v1/principals`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${server.adminKey}` },
+      body: JSON.stringify({ account_id: `bench-${i}`, roles: ['gateway'] }),
+    });
+    const body = (await r.json()) as { key?: string };
+    if (r.status !== 201 || !body.key) throw new Error(`bench: POST /v1/principals answered ${r.status} ${JSON.stringify(body)}`);
+    return body.key;
+  }));
+}
+
+async function reachable(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function adminQuery(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '50' }, profile: { type: 'boolean', default: false } } });
+  const result = await benchHttpClaims({ seconds: Number(values.seconds), connections: Number(values.connections), profile: values.profile });
+  process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+}

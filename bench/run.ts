@@ -1,0 +1,130 @@
+// `npm run bench`: the one entry point. Runs every benchmark module present in bench/, writes
+// bench/results/latest.json and prints a markdown table with the machine and the date.
+//
+//   npm run bench               the full run (about 5 minutes on 2 cores; under 10)
+//   npm run bench -- --quick    a smoke run of about a minute
+//   npm run bench -- --only http-claims --profile
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { benchHttpClaims, gatewayKeys, withGatehouse, type HttpClaimsResult } from './http-claims.js';
+
+const BENCH = path.dirname(fileURLToPath(import.meta.url));
+const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, only: { type: 'string', multiple: true } } });
+const quick = values.quick;
+const seconds = quick ? 2 : 10;
+const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
+type Runner = (mod: Record<string, unknown>) => Promise<unknown>;
+
+/** Known modules with their calling convention; any other `bench*` export is called with `{ quick, seconds }`. */
+const MODULES: Array<{ name: string; run?: Runner }> = [
+  { name: 'http-claims', run: async () => benchHttpClaims({ seconds, profile: values.profile, log }) },
+  {
+    name: 'client-overhead',
+    run: async (mod) => withGatehouse({ kind: 'sqlite' }, 1, false, [], async ([server]) => {
+      const [gatewayKey] = await gatewayKeys(server!, 1);
+      const fn = mod.benchClientOverhead as (o: { baseUrl: string; gatewayKey: string; durationSeconds: number }) => Promise<unknown>;
+      return fn({ baseUrl: server!.url, gatewayKey: gatewayKey!, durationSeconds: seconds });
+    }),
+  },
+  { name: 'append' },
+  { name: 'verify' },
+];
+
+async function runGeneric(mod: Record<string, unknown>): Promise<unknown> {
+  const fns = Object.entries(mod).filter(([name, value]) => /^bench/.test(name) && typeof value === 'function');
+  if (fns.length === 0) throw new Error('exports no bench* function');
+  const out: Record<string, unknown> = {};
+  for (const [name, fn] of fns) out[name] = await (fn as (o: object) => Promise<unknown>)({ quick, seconds, durationSeconds: seconds });
+  return fns.length === 1 ? out[fns[0]![0]] : out;
+}
+
+const startedAt = new Date();
+const results: Record<string, unknown> = {};
+let failed = false;
+for (const { name, run } of MODULES) {
+  if (values.only && !values.only.includes(name)) continue;
+  const file = path.join(BENCH, `${name}.ts`);
+  if (!fs.existsSync(file)) {
+    log(`${name}: not present, skipped`);
+    continue;
+  }
+  log(`${name}: running`);
+  const began = performance.now();
+  try {
+    const mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    results[name] = await (run ?? runGeneric)(mod);
+  } catch (error) {
+    failed = true;
+    results[name] = { error: (error as Error).message };
+    log(`${name}: FAILED: ${(error as Error).stack ?? error}`);
+  }
+  log(`${name}: ${((performance.now() - began) / 1000).toFixed(0)} s`);
+}
+
+const machine = {
+  nproc: os.availableParallelism(),
+  cpu: os.cpus()[0]?.model ?? 'unknown',
+  memory_gib: Math.round(os.totalmem() / 2 ** 30),
+  node: process.version,
+  platform: `${os.platform()} ${os.release()}`,
+};
+const report = { date: startedAt.toISOString(), quick, seconds_per_measurement: seconds, machine, results, took_seconds: Math.round((Date.now() - startedAt.getTime()) / 1000) };
+fs.mkdirSync(path.join(BENCH, 'results'), { recursive: true });
+fs.writeFileSync(path.join(BENCH, 'results/latest.json'), JSON.stringify(report, null, 2) + '\n');
+process.stdout.write(markdown(report) + '\n');
+if (failed) process.exitCode = 1;
+
+function markdown(r: typeof report): string {
+  const lines = [
+    `## Benchmarks — ${r.date}${r.quick ? ' (quick smoke run: numbers are rough)' : ''}`,
+    '',
+    `Machine: ${r.machine.nproc} cores (${r.machine.cpu}), ${r.machine.memory_gib} GiB, Node ${r.machine.node}, ${r.machine.platform}. ${r.seconds_per_measurement} s per measurement; the whole run took ${r.took_seconds} s.`,
+    '',
+  ];
+  const http = r.results['http-claims'] as HttpClaimsResult | { error: string } | undefined;
+  if (http && !('error' in http)) lines.push(...httpTable(http), '');
+  for (const [name, value] of Object.entries(r.results)) {
+    if (name === 'http-claims' && !(value as { error?: string }).error) continue;
+    lines.push(`### ${name}`, '', '| metric | value |', '|---|---|');
+    for (const [key, leaf] of flatten(value)) lines.push(`| ${key} | ${leaf} |`);
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+function httpTable(h: HttpClaimsResult): string[] {
+  const koa = h.bare_koa.rps;
+  const row = (what: string, rate: { rps: number; p50_ms: number; p99_ms: number; non2xx: number; errors: number }, target = '') =>
+    `| ${what} | ${rate.rps} | ${rate.p50_ms} | ${rate.p99_ms} | ${pct(rate.rps / koa)} | ${target} | ${rate.non2xx + rate.errors} |`;
+  const lines = [
+    `### HTTP on loopback, autocannon, ${h.connections} connections`,
+    '',
+    '| what | req/s | p50 ms | p99 ms | of bare Koa | target | non-2xx + errors |',
+    '|---|---|---|---|---|---|---|',
+    row('bare Koa answering `{}` (ceiling)', h.bare_koa),
+    row('SQLite: new-key claims', h.sqlite.new_key_claims, `≥ 40 %, p99 ≤ 25 ms: ${h.ratios.targets_met.new_key && h.ratios.targets_met.new_key_p99 ? 'met' : 'NOT met'}`),
+    row('SQLite: replays of a terminal operation', h.sqlite.replays, `≥ 60 %: ${h.ratios.targets_met.replay ? 'met' : 'NOT met'}`),
+    `| SQLite: claim → sent → completed cycles (${h.sqlite.cycles.workers} workers) | ${h.sqlite.cycles.per_sec} cycles/s | | | | | ${h.sqlite.cycles.failures} |`,
+  ];
+  if ('one_instance' in h.postgres) {
+    lines.push(row('PostgreSQL, one instance: new-key claims', h.postgres.one_instance));
+    lines.push(row('PostgreSQL, two instances: new-key claims', h.postgres.two_instances, `≥ one instance: ${(h.ratios.pg_two_vs_one ?? 0) >= 1 ? 'met' : 'NOT met'} (×${h.ratios.pg_two_vs_one})`));
+  } else {
+    lines.push(`| PostgreSQL | skipped: ${h.postgres.skipped} | | | | | |`);
+  }
+  if (h.profiles.length > 0) lines.push('', `CPU profiles: ${h.profiles.map((p) => path.relative(process.cwd(), p)).join(', ')}`);
+  return lines;
+}
+
+function pct(x: number): string {
+  return `${(x * 100).toFixed(0)} %`;
+}
+
+function flatten(value: unknown, prefix = ''): Array<[string, string]> {
+  if (value === null || typeof value !== 'object') return [[prefix || 'value', typeof value === 'number' ? String(Math.round(value * 100) / 100) : String(value)]];
+  return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) => flatten(v, prefix ? `${prefix}.${k}` : k));
+}
