@@ -12,6 +12,7 @@ import { DataKeys } from './ledger/data-keys.js';
 import { Ledger } from './ledger/ledger.js';
 import { Principals } from './principals/principals.js';
 import { Policies } from './policies/policies.js';
+import { Approvals } from './approvals/approvals.js';
 
 /** Everything a request handler or CLI verb needs, built once from the config. */
 export interface AppContext {
@@ -25,6 +26,8 @@ export interface AppContext {
   principals: Principals;
   /** Route policies from `--config`, loaded once. */
   policies: Policies;
+  /** The approval gate the claim calls, decisions, the approver UI's sessions and the webhook. */
+  approvals: Approvals;
   /** `GET /v1/keys`: the public half of every signing key, for grants and checkpoints. */
   publicKeys(): unknown[];
   close(): Promise<void>;
@@ -46,16 +49,19 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     const ledgerId = await ensureLedgerId(store);
     const signingKey = signingKeyFromSeed(keys.signingSeed, `gatehouse/${ledgerId}`);
     const dataKeys = new DataKeys(sodium, keys.masterKey, clock);
+    const logger = options.logger ?? pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] });
+    const ledger = new Ledger(store, sodium, dataKeys, signingKey, ledgerId, clock);
     return {
       config,
       store,
       clock,
-      logger: options.logger ?? pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] }),
+      logger,
       ledgerId,
       signingKey,
-      ledger: new Ledger(store, sodium, dataKeys, signingKey, ledgerId, clock),
+      ledger,
       principals: new Principals(store, clock),
       policies,
+      approvals: new Approvals({ store, ledger, clock, signingKey, logger }, { webhook: () => policies.webhook }),
       publicKeys: () => [publicKeyInfo(signingKey)],
       close: () => store.close(),
     };

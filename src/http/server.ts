@@ -7,6 +7,8 @@ import { openapiRoutes } from './openapi-routes.js';
 import { ledgerRoutes } from '../ledger/routes.js';
 import { principalRoutes } from '../principals/routes.js';
 import { fingerprintRoutes } from '../operations/fingerprint-route.js';
+import { approvalRoutes } from '../approvals/routes.js';
+import { uiRoutes } from '../approvals/ui/routes.js';
 import type { RouteModule } from './route-module.js';
 
 export interface ServeOptions {
@@ -22,7 +24,8 @@ export interface RunningServer {
 
 /** Every domain's routes, in one list so the OpenAPI test can walk them all. */
 export function routeModules(context: AppContext): RouteModule[] {
-  return [healthRoutes(context), openapiRoutes(), ledgerRoutes(context), principalRoutes(context), fingerprintRoutes(context)];
+  return [healthRoutes(context), openapiRoutes(), ledgerRoutes(context), principalRoutes(context), fingerprintRoutes(context),
+    approvalRoutes(context), uiRoutes(context)];
 }
 
 const CHECKPOINT_INTERVAL_MS = 10_000;
@@ -42,6 +45,8 @@ export async function startServer(context: AppContext, options: ServeOptions): P
   timer.unref();
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  // Webhook links to the approver page use where the server listens unless something better was set.
+  context.approvals.publicBaseUrl ??= `http://${host}:${address.port}`;
   return {
     url: `http://${host}:${address.port}`,
     close: async () => {

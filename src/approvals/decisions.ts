@@ -1,0 +1,111 @@
+import crypto from 'node:crypto';
+import { sql } from 'kysely';
+import type { Db } from '../store/store.js';
+import { rfc3339 } from '../core/time.js';
+import { signGrant } from '../core/grant.js';
+import { AppError } from '../http/errors.js';
+import { canActInAccount, requireRole, type Principal } from '../principals/roles.js';
+import type { ApprovalView } from './seam.js';
+import type { Gate } from './gate.js';
+import { eventFacts } from './gate.js';
+import { loadOperation, viewOf, type ApprovalDeps, type ApprovalRow, type OperationFacts } from './records.js';
+
+export interface DecisionInput {
+  decision: 'approve' | 'deny';
+  fingerprint: string;
+  reason?: string | null;
+}
+
+/**
+ * A decision names the fingerprint the approver was shown. Here it is a 409 (the
+ * approval moved under the approver), unlike the claim's 422 for a reused key.
+ */
+class DecisionFingerprintMismatch extends AppError {
+  override readonly status: number = 409;
+}
+
+type Outcome = { view: ApprovalView } | { expired: AppError };
+
+/**
+ * Records one approver's decision. The approver is the authenticated principal, never
+ * a body field. One deny denies; `approvers_required` distinct approvals approve.
+ */
+export async function decide(deps: ApprovalDeps, gate: Gate, principal: Principal, approvalId: string, input: DecisionInput): Promise<ApprovalView> {
+  requireRole(principal, 'approver', 'admin');
+  const outcome = await deps.store.transact(async (trx): Promise<Outcome> => {
+    const row = await deps.store.forUpdate(trx.selectFrom('approvals').selectAll().where('id', '=', approvalId)).executeTakeFirst();
+    if (!row || !canActInAccount(principal, row.account_id)) throw new AppError('not_found', `no approval ${approvalId}`);
+    const op = await loadOperation(trx, row.account_id, row.operation_id);
+    if (!op) throw new AppError('not_found', `no approval ${approvalId}`);
+    if (principal.id === row.requested_by || principal.id === op.requested_by) {
+      throw new AppError('self_approval', 'the principal that made the claim cannot decide on it');
+    }
+    const now = deps.clock.now();
+    const expired = new AppError('approval_expired', `approval ${row.id} expired at ${rfc3339(Number(row.expires_at))}; a retry of the claim requests a new one`);
+    if (row.state === 'expired') throw expired;
+    if (row.state === 'pending' && now >= Number(row.expires_at)) {
+      // Commit the expiry event, then answer 409: throwing here would roll it back.
+      await gate.expire(trx, row, op, principal.id);
+      return { expired };
+    }
+    const earlier = await trx.selectFrom('approval_decisions').select('decision')
+      .where('approval_id', '=', row.id).where('approver_id', '=', principal.id).executeTakeFirst();
+    if (earlier) throw new AppError('already_decided', `you already decided (${earlier.decision}) on approval ${row.id}`);
+    if (row.state !== 'pending') throw new AppError('invalid_transition', `approval ${row.id} is ${row.state}, no longer pending`);
+    if (!sameFingerprint(input.fingerprint, row.fingerprint)) {
+      throw new DecisionFingerprintMismatch('fingerprint_mismatch', 'the fingerprint is not the one of this operation: reload the approval and check what you approve');
+    }
+    await record(deps, trx, row, op, principal, input, now);
+    const fresh = await trx.selectFrom('approvals').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
+    return { view: await viewOf(trx, deps.ledger, fresh, now) };
+  });
+  if ('expired' in outcome) throw outcome.expired;
+  return outcome.view;
+}
+
+async function record(deps: ApprovalDeps, trx: Db, row: ApprovalRow, op: OperationFacts, principal: Principal, input: DecisionInput, now: number): Promise<void> {
+  const decidedAt = rfc3339(now);
+  const reason = input.reason ?? null;
+  const event = await deps.ledger.append(trx, {
+    ...eventFacts(op), type: 'approval_decided', actor: principal.id, state: 'awaiting_approval',
+    payload: { approval_id: row.id, decision: input.decision, reason },
+  });
+  await trx.insertInto('approval_decisions')
+    .values({ approval_id: row.id, approver_id: principal.id, decision: input.decision, decided_at: decidedAt, event_seq: event.seq }).execute();
+  if (input.decision === 'deny') return deny(deps, trx, row, op, principal, reason, decidedAt);
+  const approvals = await trx.selectFrom('approval_decisions').select('approver_id')
+    .where('approval_id', '=', row.id).where('decision', '=', 'approve').orderBy('event_seq').execute();
+  if (approvals.length >= Number(row.approvers_required)) await approve(deps, trx, row, op, principal, approvals.map((a) => a.approver_id), now);
+}
+
+async function deny(deps: ApprovalDeps, trx: Db, row: ApprovalRow, op: OperationFacts, principal: Principal, reason: string | null, decidedAt: string): Promise<void> {
+  await trx.updateTable('approvals').set({ state: 'denied', decided_at: decidedAt }).where('id', '=', row.id).execute();
+  await setOperationState(trx, op, 'denied', decidedAt);
+  // Denied is terminal: the exclusive scope is free for the next operation.
+  await trx.deleteFrom('scope_holds').where('account_id', '=', op.account_id).where('operation_id', '=', op.id).execute();
+  await deps.ledger.append(trx, { ...eventFacts(op), type: 'denied', actor: principal.id, state: 'denied', payload: { approval_id: row.id, reason } });
+}
+
+async function approve(deps: ApprovalDeps, trx: Db, row: ApprovalRow, op: OperationFacts, principal: Principal, approvedBy: string[], now: number): Promise<void> {
+  const expiresAt = now + Number(row.grant_ttl_seconds) * 1000;
+  const grant = signGrant(deps.signingKey, {
+    approval_id: row.id, operation_id: op.id, account_id: op.account_id, idempotency_key: op.idempotency_key,
+    fingerprint: row.fingerprint, approved_by: approvedBy, approved_at: rfc3339(now), expires_at: rfc3339(expiresAt),
+  });
+  await trx.updateTable('approvals').set({ state: 'approved', grant: JSON.stringify(grant), grant_expires_at: expiresAt, decided_at: rfc3339(now) })
+    .where('id', '=', row.id).execute();
+  await setOperationState(trx, op, 'approved', rfc3339(now));
+  await deps.ledger.append(trx, { ...eventFacts(op), type: 'approved', actor: principal.id, state: 'approved', payload: { approval_id: row.id, grant: { ...grant } } });
+}
+
+async function setOperationState(trx: Db, op: OperationFacts, state: string, at: string): Promise<void> {
+  await trx.updateTable('operations').set({ state, lease_token_hash: null, lease_expires_at: null, updated_at: at, version: sql`version + 1` })
+    .where('account_id', '=', op.account_id).where('id', '=', op.id).execute();
+}
+
+/** Constant time: a fingerprint is not secret, but comparing digests evenly is the habit. */
+function sameFingerprint(given: string, stored: string): boolean {
+  const a = Buffer.from(String(given));
+  const b = Buffer.from(stored);
+  return a.length === b.length && crypto.timingSafeEqual(a, b);
+}

@@ -1,0 +1,123 @@
+import { sql } from 'kysely';
+import type { Db } from '../store/store.js';
+import { rfc3339 } from '../core/time.js';
+import type { JsonValue } from '../core/json.js';
+import { AppError } from '../http/errors.js';
+import { newId } from '../principals/api-keys.js';
+import type { ApprovalPolicy } from '../policies/policies.js';
+import type { ApprovalGate, ApprovalStanding, ApprovalView, GatedOperation, Grant, OperationSummary } from './seam.js';
+import { buildView, readRequestPayload, viewOf, type ApprovalDeps, type ApprovalRow, type OperationFacts } from './records.js';
+
+/**
+ * The claim's side of approvals. Every method runs inside the claim's transaction,
+ * so an approval, its events and the operation's state commit together.
+ */
+export class Gate implements ApprovalGate {
+  constructor(private readonly deps: ApprovalDeps, private readonly notify: (approvalId: string) => void) {}
+
+  async request(trx: Db, input: {
+    operation: GatedOperation; requestedBy: { id: string }; policy: ApprovalPolicy; summary: OperationSummary | null; command: JsonValue;
+  }): Promise<ApprovalView> {
+    return this.create(trx, input.operation, input.requestedBy.id, input.policy, input.summary, input.command);
+  }
+
+  async standing(trx: Db, operation: GatedOperation, policy: ApprovalPolicy): Promise<ApprovalStanding> {
+    const row = await this.lockApproval(trx, operation);
+    const now = this.deps.clock.now();
+    const view = () => viewOf(trx, this.deps.ledger, row, now, operation);
+    if (row.state === 'denied') return { kind: 'denied', approval: await view() };
+    if (row.state === 'approved' && Number(row.grant_expires_at) > now) {
+      return { kind: 'granted', approval: await view(), grant: JSON.parse(row.grant!) as Grant };
+    }
+    if (row.state === 'pending' && Number(row.expires_at) > now) return { kind: 'pending', approval: await view() };
+    // The request or the grant ran out before the lease: never a silent pass, always a new request.
+    return { kind: 'renewed', approval: await this.renew(trx, row, operation, policy) };
+  }
+
+  async assertGrantValid(trx: Db, operation: GatedOperation): Promise<void> {
+    const row = await this.lockApproval(trx, operation);
+    if (row.state === 'approved' && Number(row.grant_expires_at) > this.deps.clock.now()) return;
+    // Throwing rolls the caller's transaction back, so the expiry is recorded in a
+    // transaction of its own that queues behind it: the retry then finds a new request.
+    this.scheduleRepair(operation, row.id);
+    throw new AppError('approval_expired', 'the grant expired before the write was sent: do not send it; retry the claim to request a new approval', { approval_id: row.id });
+  }
+
+  /** Marks an approval expired (recording it once) and makes a new pending request for the same command. */
+  async renew(trx: Db, row: ApprovalRow, operation: OperationFacts, policy: ApprovalPolicy | null): Promise<ApprovalView> {
+    if (row.state !== 'expired') await this.expire(trx, row, operation, null);
+    const request = await readRequestPayload(trx, this.deps.ledger, row);
+    const renewedPolicy = policy ?? {
+      approvers: Number(row.approvers_required),
+      ttl_seconds: Number(row.grant_ttl_seconds),
+      request_ttl_seconds: Math.round((Number(row.expires_at) - Date.parse(row.requested_at)) / 1000),
+    };
+    const view = await this.create(trx, operation, row.requested_by, renewedPolicy, request.summary, request.command);
+    await trx.updateTable('operations')
+      .set({ state: 'awaiting_approval', approval_id: view.id, lease_token_hash: null, lease_expires_at: null, updated_at: rfc3339(this.deps.clock.now()), version: sql`version + 1` })
+      .where('account_id', '=', operation.account_id).where('id', '=', operation.id).execute();
+    return view;
+  }
+
+  /** Records that an approval ran out (request or grant). The operation then awaits a new approval. */
+  async expire(trx: Db, row: ApprovalRow, operation: OperationFacts, actor: string | null): Promise<void> {
+    await trx.updateTable('approvals').set({ state: 'expired' }).where('id', '=', row.id).where('account_id', '=', row.account_id).execute();
+    await this.deps.ledger.append(trx, {
+      ...eventFacts(operation), type: 'approval_expired', actor, state: 'awaiting_approval',
+      payload: { approval_id: row.id, was: row.state },
+    });
+  }
+
+  private async create(
+    trx: Db, operation: OperationFacts, requestedBy: string, policy: ApprovalPolicy, summary: OperationSummary | null, command: JsonValue,
+  ): Promise<ApprovalView> {
+    const now = this.deps.clock.now();
+    const id = newId('apr');
+    const event = await this.deps.ledger.append(trx, {
+      ...eventFacts(operation), type: 'approval_requested', actor: requestedBy, state: 'awaiting_approval',
+      payload: { approval_id: id, summary: summary as JsonValue, command },
+    });
+    const row: ApprovalRow = {
+      id, account_id: operation.account_id, operation_id: operation.id, fingerprint: operation.fingerprint, state: 'pending',
+      approvers_required: policy.approvers, requested_by: requestedBy, requested_at: rfc3339(now),
+      expires_at: now + policy.request_ttl_seconds * 1000, grant_ttl_seconds: policy.ttl_seconds, request_seq: event.seq,
+      grant: null, grant_expires_at: null, decided_at: null,
+    };
+    await trx.insertInto('approvals').values(row).execute();
+    // The operation points at its current approval (a no-op when the claim inserts the operation afterwards).
+    await trx.updateTable('operations').set({ approval_id: id })
+      .where('account_id', '=', operation.account_id).where('id', '=', operation.id).execute();
+    this.notify(id);
+    return buildView(row, operation, { summary, command }, [], now);
+  }
+
+  private async lockApproval(trx: Db, operation: GatedOperation): Promise<ApprovalRow> {
+    const approvalId = operation.approval_id ?? (await trx.selectFrom('operations').select('approval_id')
+      .where('account_id', '=', operation.account_id).where('id', '=', operation.id).executeTakeFirst())?.approval_id;
+    const row = approvalId ? await this.deps.store.forUpdate(trx.selectFrom('approvals').selectAll()
+      .where('account_id', '=', operation.account_id).where('id', '=', approvalId)).executeTakeFirst() : undefined;
+    if (!row) throw new AppError('internal', `operation ${operation.id} needs approval but has none`);
+    return row;
+  }
+
+  /** After a refused `sent`: the lease holder must not send, so the operation goes back to awaiting a new approval. */
+  private scheduleRepair(operation: GatedOperation, approvalId: string): void {
+    this.deps.store.transact(async (trx) => {
+      const op = await this.deps.store.forUpdate(trx.selectFrom('operations')
+        .select(['id', 'account_id', 'idempotency_key', 'fingerprint', 'method', 'route', 'agent_run_id', 'state', 'approval_id'])
+        .where('account_id', '=', operation.account_id).where('id', '=', operation.id)).executeTakeFirst();
+      if (!op || op.state !== 'running' || op.approval_id !== approvalId) return;
+      const row = await trx.selectFrom('approvals').selectAll().where('account_id', '=', op.account_id).where('id', '=', approvalId).executeTakeFirstOrThrow();
+      if (row.state === 'approved' && Number(row.grant_expires_at) > this.deps.clock.now()) return;
+      await this.renew(trx, row, op, null);
+    }).catch((err) => this.deps.logger.error({ err, operation_id: operation.id }, 'could not record an expired grant'));
+  }
+}
+
+/** The operation columns every approval event header carries. */
+export function eventFacts(op: OperationFacts) {
+  return {
+    account_id: op.account_id, operation_id: op.id, idempotency_key: op.idempotency_key, fingerprint: op.fingerprint,
+    agent_run_id: op.agent_run_id, method: op.method, route: op.route,
+  };
+}

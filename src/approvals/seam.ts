@@ -1,0 +1,50 @@
+import type { Db } from '../store/store.js';
+import type { JsonValue } from '../core/json.js';
+import type { Principal } from '../principals/roles.js';
+import type { ApprovalPolicy } from '../policies/policies.js';
+
+/** What a human approver is shown about an operation (contract §4 `summary`). */
+export interface OperationSummary {
+  target?: string;
+  operation?: string;
+  consequence?: string;
+  reversible?: boolean;
+}
+
+/** The operation as the approvals domain needs to see it. */
+export interface GatedOperation {
+  id: string;
+  account_id: string;
+  idempotency_key: string;
+  fingerprint: string;
+  method: string;
+  route: string;
+  agent_run_id: string | null;
+  approval_id: string | null;
+}
+
+/** The public JSON of an approval (contract §5) and of a grant. */
+export type ApprovalView = Record<string, unknown> & { id: string; state: 'pending' | 'approved' | 'denied' | 'expired' };
+export type Grant = Record<string, unknown> & { approval_id: string; expires_at: string; signature: string };
+
+export type ApprovalStanding =
+  | { kind: 'pending'; approval: ApprovalView }
+  | { kind: 'granted'; approval: ApprovalView; grant: Grant }
+  | { kind: 'denied'; approval: ApprovalView }
+  /** The request or the grant ran out before the lease: a new pending approval was made (and recorded). */
+  | { kind: 'renewed'; approval: ApprovalView };
+
+/**
+ * How the claim talks to approvals, always inside the claim's transaction so
+ * the operation's state and the approval's events commit together.
+ */
+export interface ApprovalGate {
+  /** A new operation whose policy needs approval: creates the pending approval and appends `approval_requested`. */
+  request(trx: Db, input: {
+    operation: GatedOperation; requestedBy: Principal; policy: ApprovalPolicy; summary: OperationSummary | null; command: JsonValue;
+  }): Promise<ApprovalView>;
+  /** A retry of an operation awaiting approval or approved but not leased: where its approval stands now. */
+  standing(trx: Db, operation: GatedOperation, policy: ApprovalPolicy): Promise<ApprovalStanding>;
+  /** The `sent` report of an approved operation: the grant must still be valid now, else AppError approval_expired. */
+  assertGrantValid(trx: Db, operation: GatedOperation): Promise<void>;
+}

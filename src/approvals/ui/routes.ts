@@ -1,0 +1,140 @@
+import Router from '@koa/router';
+import type { Context, Next } from 'koa';
+import type { AppContext } from '../../context.js';
+import { AppError } from '../../http/errors.js';
+import type { RouteModule } from '../../http/route-module.js';
+import { hasRole } from '../../principals/roles.js';
+import type { Approvals } from '../approvals.js';
+import { readForm } from './form.js';
+import { errorPage, loginPage } from './layout.js';
+import { detailPage, listPage } from './pages.js';
+import { constantTimeEqual, type UiSession } from './sessions.js';
+import { STYLESHEET } from './style.js';
+
+const COOKIE = 'gatehouse_ui';
+const SECURITY_HEADERS = {
+  'content-security-policy': "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+};
+
+/** The approver pages. Not under /v1, so no Bearer key: the session cookie authenticates. GETs never change state. */
+export function uiRoutes(context: AppContext): RouteModule {
+  const { approvals } = context;
+  const router = new Router({ prefix: '/ui' });
+  router.use(uiErrors(approvals));
+
+  router.get('/', (ctx) => ctx.redirect('/ui/approvals'));
+  router.get('/style.css', (ctx) => {
+    ctx.type = 'text/css';
+    ctx.set('cache-control', 'public, max-age=300');
+    ctx.body = STYLESHEET;
+  });
+  router.get('/login', async (ctx) => {
+    if (await approvals.sessions.lookup(ctx.cookies.get(COOKIE))) return ctx.redirect('/ui/approvals');
+    sendHtml(ctx, 200, loginPage(null));
+  });
+  router.post('/login', async (ctx) => {
+    refuseCrossSite(ctx);
+    const key = (await readForm(ctx)).get('key')?.trim() ?? '';
+    const principal = await context.principals.authenticate(key);
+    if (!principal || !hasRole(principal, 'approver', 'admin')) {
+      return sendHtml(ctx, 401, loginPage('That key is unknown, revoked, or does not belong to an approver.'));
+    }
+    const { sessionId } = await approvals.sessions.create(principal.id);
+    ctx.cookies.set(COOKIE, sessionId, { httpOnly: true, sameSite: 'strict', path: '/ui', secure: ctx.secure, overwrite: true, maxAge: 8 * 3600 * 1000 });
+    ctx.status = 303;
+    ctx.redirect('/ui/approvals');
+  });
+  router.post('/logout', async (ctx) => {
+    const session = await postingSession(ctx, approvals);
+    await approvals.sessions.destroy(session.idHash);
+    ctx.cookies.set(COOKIE, '', { httpOnly: true, sameSite: 'strict', path: '/ui', secure: ctx.secure, maxAge: 0 });
+    ctx.status = 303;
+    ctx.redirect('/ui/login');
+  });
+  router.get('/approvals', async (ctx) => {
+    const session = await viewingSession(ctx, approvals);
+    if (!session) return;
+    const { items } = await approvals.list(session.principal, { state: 'pending', limit: 200 });
+    sendHtml(ctx, 200, listPage(session, items, context.clock.now()));
+  });
+  router.get('/approvals/:id', async (ctx) => {
+    const session = await viewingSession(ctx, approvals);
+    if (!session) return;
+    const approval = await approvals.get(session.principal, ctx.params.id!);
+    sendHtml(ctx, 200, detailPage(session, approval, context.clock.now(), null));
+  });
+  router.post('/approvals/:id/decisions', async (ctx) => {
+    const session = await postingSession(ctx, approvals);
+    const form = ctx.state.form as Map<string, string>;
+    const decision = form.get('decision');
+    if (decision !== 'approve' && decision !== 'deny') throw new AppError('invalid_request', 'choose approve or deny');
+    try {
+      await approvals.decide(session.principal, ctx.params.id!, { decision, fingerprint: form.get('fingerprint') ?? '', reason: form.get('reason') ?? null });
+    } catch (error) {
+      if (!(error instanceof AppError) || error.code === 'not_found' || error.code === 'forbidden') throw error;
+      // Show the approval again, as it is now, with what went wrong.
+      const approval = await approvals.get(session.principal, ctx.params.id!);
+      return sendHtml(ctx, error.status, detailPage(session, approval, context.clock.now(), { code: error.code, message: error.message }));
+    }
+    ctx.status = 303;
+    ctx.redirect(`/ui/approvals/${encodeURIComponent(ctx.params.id!)}`);
+  });
+  return { router };
+}
+
+function sendHtml(ctx: Context, status: number, body: string): void {
+  ctx.status = status;
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.body = body;
+}
+
+/** A page view: without a live session, go sign in. */
+async function viewingSession(ctx: Context, approvals: Approvals): Promise<UiSession | null> {
+  const session = await approvals.sessions.lookup(ctx.cookies.get(COOKIE));
+  if (!session) ctx.redirect('/ui/login');
+  ctx.state.uiSession = session;
+  return session;
+}
+
+/** A form post: a live session and its CSRF token, compared in constant time. */
+async function postingSession(ctx: Context, approvals: Approvals): Promise<UiSession> {
+  refuseCrossSite(ctx);
+  const session = await approvals.sessions.lookup(ctx.cookies.get(COOKIE));
+  if (!session) throw new AppError('unauthenticated', 'your session ended: sign in again');
+  ctx.state.uiSession = session;
+  const form = await readForm(ctx);
+  ctx.state.form = form;
+  if (!constantTimeEqual(form.get('csrf') ?? '', session.csrfToken)) {
+    throw new AppError('csrf_failed', 'the form is missing its CSRF token or it does not match your session: reload the page and try again');
+  }
+  return session;
+}
+
+/**
+ * A second wall behind SameSite=Strict and the token: browsers say where a form post
+ * came from. (Origin is not compared: behind a TLS proxy it differs from what Koa sees.)
+ */
+function refuseCrossSite(ctx: Context): void {
+  const site = ctx.get('sec-fetch-site');
+  if (site && site !== 'same-origin' && site !== 'none') {
+    throw new AppError('csrf_failed', 'form posts are accepted only from these pages');
+  }
+}
+
+/** Security headers on every page; errors as a page for a browser, as the usual JSON for anything else. */
+function uiErrors(approvals: Approvals) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    ctx.set(SECURITY_HEADERS);
+    try {
+      await next();
+    } catch (error) {
+      if (!(error instanceof AppError) || !ctx.get('accept').includes('text/html')) throw error;
+      const session = (ctx.state.uiSession as UiSession | undefined) ?? await approvals.sessions.lookup(ctx.cookies.get(COOKIE)).catch(() => null);
+      sendHtml(ctx, error.status, errorPage(session, error.code, error.message));
+    }
+  };
+}
