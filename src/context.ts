@@ -12,6 +12,7 @@ import { DataKeys } from './ledger/data-keys.js';
 import { Ledger } from './ledger/ledger.js';
 import { Principals } from './principals/principals.js';
 import { Policies } from './policies/policies.js';
+import { Operations } from './operations/operations.js';
 import { Approvals } from './approvals/approvals.js';
 
 /** Everything a request handler or CLI verb needs, built once from the config. */
@@ -28,6 +29,8 @@ export interface AppContext {
   policies: Policies;
   /** The approval gate the claim calls, decisions, the approver UI's sessions and the webhook. */
   approvals: Approvals;
+  /** Claims, leases, reports, resolution, reads and the lease sweeper. */
+  operations: Operations;
   /** `GET /v1/keys`: the public half of every signing key, for grants and checkpoints. */
   publicKeys(): unknown[];
   close(): Promise<void>;
@@ -51,7 +54,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     const dataKeys = new DataKeys(sodium, keys.masterKey, clock);
     const logger = options.logger ?? pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] });
     const ledger = new Ledger(store, sodium, dataKeys, signingKey, ledgerId, clock);
-    return {
+    const base = {
       config,
       store,
       clock,
@@ -65,6 +68,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
       publicKeys: () => [publicKeyInfo(signingKey)],
       close: () => store.close(),
     };
+    return { ...base, operations: new Operations(base) };
   } catch (error) {
     await store.close();
     throw error;

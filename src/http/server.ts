@@ -7,6 +7,7 @@ import { openapiRoutes } from './openapi-routes.js';
 import { ledgerRoutes } from '../ledger/routes.js';
 import { principalRoutes } from '../principals/routes.js';
 import { fingerprintRoutes } from '../operations/fingerprint-route.js';
+import { operationRoutes } from '../operations/routes.js';
 import { approvalRoutes } from '../approvals/routes.js';
 import { uiRoutes } from '../approvals/ui/routes.js';
 import type { RouteModule } from './route-module.js';
@@ -24,7 +25,7 @@ export interface RunningServer {
 
 /** Every domain's routes, in one list so the OpenAPI test can walk them all. */
 export function routeModules(context: AppContext): RouteModule[] {
-  return [healthRoutes(context), openapiRoutes(), ledgerRoutes(context), principalRoutes(context), fingerprintRoutes(context),
+  return [healthRoutes(context), openapiRoutes(), ledgerRoutes(context), principalRoutes(context), fingerprintRoutes(context), operationRoutes(context),
     approvalRoutes(context), uiRoutes(context)];
 }
 
@@ -43,6 +44,7 @@ export async function startServer(context: AppContext, options: ServeOptions): P
     context.ledger.checkpointGrownChains().catch((err) => context.logger.error({ err }, 'periodic checkpoint failed'));
   }, CHECKPOINT_INTERVAL_MS);
   timer.unref();
+  const sweeper = context.operations.startSweeper((err) => context.logger.error({ err }, 'lease sweep failed'));
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   // Webhook links to the approver page use where the server listens unless something better was set.
@@ -51,6 +53,7 @@ export async function startServer(context: AppContext, options: ServeOptions): P
     url: `http://${host}:${address.port}`,
     close: async () => {
       clearInterval(timer);
+      await sweeper.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

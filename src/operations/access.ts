@@ -1,0 +1,27 @@
+import type { Db } from '../store/store.js';
+import { AppError } from '../http/errors.js';
+import { hasRole, type Principal, type Role } from '../principals/roles.js';
+import { validateAccountId } from '../principals/accounts.js';
+
+/**
+ * The account an operation id is looked up in: the caller's own, except for
+ * roles that may reach into any account (admin for writes, admin and auditor
+ * for reads), who are answered from the row's own account. Another account's
+ * id then simply is not found: never reveal that it exists.
+ */
+export async function accountForOperation(db: Db, principal: Principal, id: string, anyAccountRoles: Role[]): Promise<string> {
+  if (!hasRole(principal, ...anyAccountRoles)) return principal.account_id;
+  const row = await db.selectFrom('operations').select('account_id').where('id', '=', id).executeTakeFirst();
+  if (!row) throw new AppError('not_found', `no operation ${id}`);
+  return row.account_id;
+}
+
+/** `?account_id=` on lists: admins and auditors may name any account; anyone else only sees their own. */
+export function accountForList(principal: Principal, requested: unknown): string {
+  if (requested === undefined) return principal.account_id;
+  const accountId = validateAccountId(requested);
+  if (accountId !== principal.account_id && !hasRole(principal, 'admin', 'auditor')) {
+    throw new AppError('not_found', `no account ${accountId}`);
+  }
+  return accountId;
+}

@@ -1,0 +1,74 @@
+import type { ApprovalGate, GatedOperation } from '../approvals/seam.js';
+import { AppError } from '../http/errors.js';
+import { APPROVAL_DEFAULTS } from '../policies/config-schema.js';
+import { issueLease } from './lease.js';
+import { askedEvent, changeEvent } from './operation-events.js';
+import { operationJson, type OperationRow } from './operation-json.js';
+import { updateOperation } from './operation-rows.js';
+import { askerOf, type ClaimResult, type ClaimScope } from './claim-types.js';
+
+/** Without an approvals domain a claim that needs approval must not run: refuse rather than execute unapproved. */
+export function gateOrRefusal(gate: ApprovalGate | undefined): { gate: ApprovalGate } | { refusal: AppError } {
+  if (gate) return { gate };
+  return { refusal: new AppError('unavailable', 'approvals are not available on this server; retry later with the same idempotency key') };
+}
+
+export function gatedOperation(row: OperationRow): GatedOperation {
+  return {
+    id: row.id, account_id: row.account_id, idempotency_key: row.idempotency_key, fingerprint: row.fingerprint,
+    method: row.method, route: row.route, agent_run_id: row.agent_run_id, approval_id: row.approval_id,
+  };
+}
+
+/**
+ * A new operation whose policy needs approval: the approvals domain creates the
+ * pending request (and records `approval_requested`) in this transaction.
+ */
+export async function requestApproval(scope: ClaimScope, gate: ApprovalGate, row: OperationRow): Promise<ClaimResult> {
+  const { deps, trx, request, nowMs } = scope;
+  const approval = await gate.request(trx, {
+    operation: gatedOperation(row),
+    requestedBy: request.principal,
+    policy: request.policy.approval ?? APPROVAL_DEFAULTS,
+    summary: request.summary,
+    command: request.command,
+  });
+  const updated = await updateOperation(trx, row, { approval_id: approval.id }, nowMs);
+  return { answer: { outcome: 'approval_required', execute: false, operation: await operationJson(trx, deps.ledger, updated), approval } };
+}
+
+/** A retry of an operation awaiting approval, or approved and not leased yet (contract §4, the approval rows). */
+export async function answerAwaitingApproval(scope: ClaimScope, row: OperationRow): Promise<ClaimResult> {
+  const { deps, trx, request, nowMs } = scope;
+  const gated = gateOrRefusal(deps.approvals);
+  if ('refusal' in gated) return gated;
+  const standing = await gated.gate.standing(trx, gatedOperation(row), request.policy.approval ?? APPROVAL_DEFAULTS);
+  const asker = askerOf(request);
+  switch (standing.kind) {
+    case 'pending':
+      await deps.ledger.append(trx, askedEvent(row, 'retried', asker));
+      return { answer: { outcome: 'approval_required', execute: false, operation: await operationJson(trx, deps.ledger, row), approval: standing.approval } };
+    case 'denied':
+      await deps.ledger.append(trx, askedEvent(row, 'retried', asker));
+      return { answer: { outcome: 'denied', execute: false, operation: await operationJson(trx, deps.ledger, row), approval: standing.approval } };
+    case 'renewed': {
+      // The approvals domain recorded the expiry and the new request; the operation waits again.
+      const updated = await updateOperation(trx, row, { state: 'awaiting_approval', approval_id: standing.approval.id }, nowMs);
+      return { answer: { outcome: 'approval_required', execute: false, operation: await operationJson(trx, deps.ledger, updated), approval: standing.approval } };
+    }
+    case 'granted': {
+      const issued = issueLease(nowMs, row.lease_seconds);
+      const leased = await updateOperation(trx, row, {
+        state: 'running', lease_token_hash: issued.tokenHash, lease_expires_at: issued.expiresAtMs,
+      }, nowMs);
+      await deps.ledger.append(trx, { ...changeEvent(leased, 'leased', request.principal.id), agent_run_id: request.agentRunId ?? leased.agent_run_id });
+      return {
+        answer: {
+          outcome: 'approved', execute: true, operation: await operationJson(trx, deps.ledger, leased), lease: issued.lease, grant: standing.grant,
+        },
+      };
+    }
+    default:
+      throw new AppError('internal', 'unexpected approval standing');
+  }
+}

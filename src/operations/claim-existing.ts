@@ -1,0 +1,64 @@
+import { AppError } from '../http/errors.js';
+import { retryAfterSeconds } from './lease.js';
+import { askedEvent } from './operation-events.js';
+import { operationJson, type OperationRow } from './operation-json.js';
+import { expireIfDue } from './operation-rows.js';
+import { askerOf, type ClaimResult, type ClaimScope } from './claim-types.js';
+import { answerAwaitingApproval } from './claim-approval.js';
+
+/**
+ * The key was claimed before (contract §4 table): decide from the locked row.
+ * An expired lease turns the operation `unknown` first, in this transaction,
+ * so a retry never re-executes a write that may have happened.
+ */
+export async function answerExisting(scope: ClaimScope, locked: OperationRow): Promise<ClaimResult> {
+  const { deps, trx, request, nowMs } = scope;
+  const row = await expireIfDue(trx, deps.ledger, locked, nowMs);
+  const asker = askerOf(request);
+  if (row.fingerprint !== request.fingerprint) {
+    await deps.ledger.append(trx, askedEvent(row, 'conflicted', asker));
+    // Only the id and state: nothing of the stored command or response reaches a caller who sent other content.
+    return {
+      refusal: new AppError('fingerprint_mismatch', 'this idempotency key was used for a different request; use a new key for a new request', {
+        operation_id: row.id, state: row.state,
+      }),
+    };
+  }
+  switch (row.state) {
+    case 'awaiting_approval':
+    case 'approved':
+      return answerAwaitingApproval(scope, row);
+    case 'running':
+    case 'sent':
+    case 'accepted':
+      await deps.ledger.append(trx, askedEvent(row, 'retried', asker));
+      return {
+        answer: {
+          outcome: 'in_progress', execute: false, operation: await operationJson(trx, deps.ledger, row),
+          retryAfterSeconds: retryAfterSeconds(row.lease_expires_at, nowMs),
+        },
+      };
+    case 'succeeded':
+    case 'failed':
+    case 'canceled': {
+      await deps.ledger.append(trx, askedEvent(row, 'replayed', asker));
+      const operation = await operationJson(trx, deps.ledger, row);
+      return { answer: { outcome: 'replayed', execute: false, operation, response: operation.response ?? null } };
+    }
+    case 'denied':
+    case 'unknown':
+      await deps.ledger.append(trx, askedEvent(row, 'retried', asker));
+      return { answer: { outcome: row.state, execute: false, operation: await operationJson(trx, deps.ledger, row) } };
+    default:
+      throw new AppError('internal', `operation ${row.id} is in the unknown state "${row.state}"`);
+  }
+}
+
+/** A new key whose business key the account already used: the existing operation answers, and nothing new is made. */
+export async function answerReused(scope: ClaimScope, holder: OperationRow): Promise<ClaimResult> {
+  const { deps, trx, nowMs } = scope;
+  const row = await expireIfDue(trx, deps.ledger, holder, nowMs);
+  await deps.ledger.append(trx, askedEvent(row, 'reused', askerOf(scope.request)));
+  const operation = await operationJson(trx, deps.ledger, row);
+  return { answer: { outcome: 'reused', execute: false, operation, ...('response' in operation ? { response: operation.response } : {}) } };
+}

@@ -1,0 +1,101 @@
+import { AppError } from '../http/errors.js';
+import { newId } from '../principals/api-keys.js';
+import { rfc3339 } from '../core/time.js';
+import { issueLease, type IssuedLease } from './lease.js';
+import { changeEvent } from './operation-events.js';
+import { operationJson, type OperationRow } from './operation-json.js';
+import { lockOperation, lockOperationByKey, updateOperation } from './operation-rows.js';
+import { takeScope } from './scope-holds.js';
+import { answerExisting, answerReused } from './claim-existing.js';
+import { gateOrRefusal, requestApproval } from './claim-approval.js';
+import type { ClaimRequest, ClaimResult, ClaimScope, OperationDeps } from './claim-types.js';
+
+/**
+ * The idempotent claim (contract §4). The unique constraint on
+ * (account, idempotency key) decides who creates the operation, never a
+ * check-then-insert: of any number of concurrent identical claims exactly one
+ * inserts; the others find its row and answer from it.
+ */
+export async function claimOperation(deps: OperationDeps, request: ClaimRequest): Promise<ClaimResult> {
+  return deps.store.transact(async (trx) => {
+    const scope: ClaimScope = { deps, trx, request, nowMs: deps.clock.now() };
+    const existing = await lockOperationByKey(deps.store, trx, request.accountId, request.idempotencyKey);
+    if (existing) return answerExisting(scope, existing);
+    const sameBusiness = await findByBusinessKey(scope);
+    if (sameBusiness) return answerReused(scope, sameBusiness);
+    return createOperation(scope);
+  });
+}
+
+async function findByBusinessKey(scope: ClaimScope): Promise<OperationRow | undefined> {
+  const { deps, trx, request } = scope;
+  if (request.businessKey === null) return undefined;
+  const found = await trx.selectFrom('operations').select('id')
+    .where('account_id', '=', request.accountId).where('business_key', '=', request.businessKey).executeTakeFirst();
+  return found && lockOperation(deps.store, trx, request.accountId, found.id);
+}
+
+async function createOperation(scope: ClaimScope): Promise<ClaimResult> {
+  const { deps, trx, request, nowMs } = scope;
+  const needsApproval = request.policy.approval !== null;
+  const gated = needsApproval ? gateOrRefusal(deps.approvals) : null;
+  if (gated && 'refusal' in gated) return gated;
+
+  const id = newId('op');
+  // The scope is taken before the operation exists: a refused claim creates no operation.
+  if (request.exclusiveScope !== null) {
+    const taken = await takeScope(scope, id);
+    if (taken) return taken;
+  }
+  const lease = needsApproval ? null : issueLease(nowMs, request.leaseSeconds);
+  const inserted = await trx.insertInto('operations').values(newRow(request, id, nowMs, lease))
+    // Any unique constraint (key or business key) makes a concurrent claim lose quietly; it then answers from the winner.
+    .onConflict((oc) => oc.doNothing())
+    .returningAll().executeTakeFirst();
+  if (!inserted) return answerLoser(scope, id);
+
+  const attempted = await deps.ledger.append(trx, { ...changeEvent(inserted, 'attempted', request.principal.id), payload: request.command });
+  const row = await updateOperation(trx, inserted, { command_seq: attempted.seq }, nowMs);
+  if (gated) return requestApproval(scope, gated.gate, row);
+  return { answer: { outcome: 'created', execute: true, operation: await operationJson(trx, deps.ledger, row), lease: lease!.lease } };
+}
+
+/** A concurrent claim inserted first (PostgreSQL): give back our scope hold and answer from the winner's row. */
+async function answerLoser(scope: ClaimScope, ourId: string): Promise<ClaimResult> {
+  const { deps, trx, request } = scope;
+  await trx.deleteFrom('scope_holds').where('account_id', '=', request.accountId).where('operation_id', '=', ourId).execute();
+  const byKey = await lockOperationByKey(deps.store, trx, request.accountId, request.idempotencyKey);
+  if (byKey) return answerExisting(scope, byKey);
+  const byBusiness = await findByBusinessKey(scope);
+  if (byBusiness) return answerReused(scope, byBusiness);
+  throw new AppError('internal', 'the claim lost a unique constraint to an operation it cannot find');
+}
+
+function newRow(request: ClaimRequest, id: string, nowMs: number, lease: IssuedLease | null): OperationRow {
+  const now = rfc3339(nowMs);
+  return {
+    id,
+    account_id: request.accountId,
+    idempotency_key: request.idempotencyKey,
+    fingerprint: request.fingerprint,
+    method: request.method,
+    route: request.route,
+    state: lease ? 'running' : 'awaiting_approval',
+    business_key: request.businessKey,
+    exclusive_scope: request.exclusiveScope,
+    agent_run_id: request.agentRunId,
+    provider_ref: null,
+    requested_by: request.principal.id,
+    lease_seconds: request.leaseSeconds,
+    lease_token_hash: lease?.tokenHash ?? null,
+    lease_expires_at: lease?.expiresAtMs ?? null,
+    // Set right after the `attempted` event is appended, in this transaction.
+    command_seq: 0,
+    response_seq: null,
+    response_status: null,
+    approval_id: null,
+    created_at: now,
+    updated_at: now,
+    version: 1,
+  };
+}

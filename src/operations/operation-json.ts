@@ -1,0 +1,66 @@
+import type { Selectable } from 'kysely';
+import type { OperationsTable } from '../../schema/database.js';
+import type { JsonValue } from '../core/json.js';
+import type { Ledger } from '../ledger/ledger.js';
+import type { Db } from '../store/store.js';
+import { isTerminal } from './states.js';
+
+export type OperationRow = Selectable<OperationsTable>;
+
+/** The response a gateway stored with `completed` (or an admin with `resolve`) and that retries replay. */
+export interface StoredResponse {
+  status: number;
+  headers?: Record<string, string>;
+  body?: JsonValue;
+}
+
+/** The contract's operation JSON: exactly these members, and `response` once terminal. */
+export interface OperationJson {
+  id: string;
+  account_id: string;
+  idempotency_key: string;
+  fingerprint: string;
+  method: string;
+  route: string;
+  state: string;
+  business_key: string | null;
+  exclusive_scope: string | null;
+  agent_run_id: string | null;
+  provider_ref: string | null;
+  created_at: string;
+  updated_at: string;
+  response?: StoredResponse | null;
+}
+
+export async function operationJson(trx: Db, ledger: Ledger, row: OperationRow): Promise<OperationJson> {
+  const json: OperationJson = {
+    id: row.id,
+    account_id: row.account_id,
+    idempotency_key: row.idempotency_key,
+    fingerprint: row.fingerprint,
+    method: row.method,
+    route: row.route,
+    state: row.state,
+    business_key: row.business_key,
+    exclusive_scope: row.exclusive_scope,
+    agent_run_id: row.agent_run_id,
+    provider_ref: row.provider_ref,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+  if (isTerminal(row.state)) json.response = await storedResponse(trx, ledger, row);
+  return json;
+}
+
+/**
+ * The response lives only in an event payload (encrypted): the `completed`
+ * event's payload is `{outcome, response}`, the `resolved` one's `{note, response, …}`.
+ * Null when there is none (canceled, denied) or the account's data key was shredded.
+ */
+export async function storedResponse(trx: Db, ledger: Ledger, row: OperationRow): Promise<StoredResponse | null> {
+  if (row.response_seq === null) return null;
+  const payload = await ledger.readPayload(trx, row.account_id, row.response_seq);
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return null;
+  const response = payload.response;
+  return response && typeof response === 'object' && !Array.isArray(response) ? (response as unknown as StoredResponse) : null;
+}

@@ -1,0 +1,77 @@
+import { hasRole, requireRole, type Principal } from '../principals/roles.js';
+import type { Policies } from '../policies/policies.js';
+import { accountForList, accountForOperation } from './access.js';
+import { claimOperation } from './claim.js';
+import { toClaimRequest, type ClaimBody } from './claim-request.js';
+import type { ClaimAnswer, OperationDeps } from './claim-types.js';
+import type { OperationJson } from './operation-json.js';
+import { listOperations, readOperation, readTimeline, type ListQuery, type OperationPage, type TimelineEvent } from './reads.js';
+import { reportEvent } from './reports.js';
+import type { ReportBody } from './report-types.js';
+import { resolveOperation, type ResolveBody } from './resolve.js';
+import { startSweeper, sweepExpiredLeases, type Sweeper } from './sweeper.js';
+
+export interface OperationsDeps extends OperationDeps {
+  policies: Policies;
+}
+
+/** Event types whose payload a gateway of the account may read in a timeline: its own command and the responses. */
+const GATEWAY_PAYLOADS = new Set(['attempted', 'completed', 'resolved']);
+
+/**
+ * The operations domain behind its routes: who may do what, then the claim,
+ * reports, resolution and reads. `deps` is read at call time, so an approvals
+ * gate wired into the context after construction is seen.
+ */
+export class Operations {
+  constructor(private readonly deps: OperationsDeps) {}
+
+  /** Claims are made in the caller's own account (an admin's too). */
+  async claim(principal: Principal, idempotencyKey: string, body: ClaimBody): Promise<ClaimAnswer> {
+    const result = await claimOperation(this.deps, toClaimRequest(this.deps.policies, principal, idempotencyKey, body));
+    if ('refusal' in result) throw result.refusal;
+    return result.answer;
+  }
+
+  async report(principal: Principal, id: string, body: ReportBody): Promise<OperationJson> {
+    requireRole(principal, 'gateway', 'admin');
+    const accountId = await accountForOperation(this.deps.store.db, principal, id, ['admin']);
+    return reportEvent(this.deps, principal, accountId, id, body);
+  }
+
+  async resolve(principal: Principal, id: string, body: ResolveBody): Promise<OperationJson> {
+    requireRole(principal, 'admin');
+    const accountId = await accountForOperation(this.deps.store.db, principal, id, ['admin']);
+    return resolveOperation(this.deps, principal, accountId, id, body);
+  }
+
+  async get(principal: Principal, id: string): Promise<OperationJson> {
+    return readOperation(this.deps, await this.readableAccount(principal, id), id);
+  }
+
+  async list(principal: Principal, query: Omit<ListQuery, 'accountId'> & { account_id?: unknown }): Promise<OperationPage> {
+    requireRole(principal, 'gateway', 'admin', 'auditor');
+    const accountId = accountForList(principal, query.account_id);
+    return listOperations(this.deps, { ...query, accountId });
+  }
+
+  async timeline(principal: Principal, id: string): Promise<{ operation_id: string; events: TimelineEvent[] }> {
+    const accountId = await this.readableAccount(principal, id);
+    // Auditors and admins read every payload; a gateway its own commands and the responses, not approvers' reasons.
+    const seesAll = hasRole(principal, 'admin', 'auditor');
+    return readTimeline(this.deps, accountId, id, (type) => seesAll || GATEWAY_PAYLOADS.has(type));
+  }
+
+  sweepExpiredLeases(): Promise<number> {
+    return sweepExpiredLeases(this.deps);
+  }
+
+  startSweeper(onError: (error: unknown) => void): Sweeper {
+    return startSweeper(this.deps, onError);
+  }
+
+  private readableAccount(principal: Principal, id: string): Promise<string> {
+    requireRole(principal, 'gateway', 'admin', 'auditor');
+    return accountForOperation(this.deps.store.db, principal, id, ['admin', 'auditor']);
+  }
+}

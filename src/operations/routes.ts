@@ -1,0 +1,107 @@
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import type { AppContext } from '../context.js';
+import { principalOf } from '../http/auth.js';
+import { readJsonBody } from '../http/body.js';
+import { AppError } from '../http/errors.js';
+import type { RouteModule } from '../http/route-module.js';
+import { bodyValidator } from '../http/validate.js';
+import { requireRole } from '../principals/roles.js';
+import claimSchema from '../../schema/requests/claim-operation.json' with { type: 'json' };
+import reportSchema from '../../schema/requests/report-operation.json' with { type: 'json' };
+import resolveSchema from '../../schema/requests/resolve-operation.json' with { type: 'json' };
+import { parseIdempotencyKey, type ClaimBody } from './claim-request.js';
+import type { ClaimAnswer, ClaimOutcome } from './claim-types.js';
+import { normalizeReport, type RawReport } from './report-types.js';
+import type { ResolveBody } from './resolve.js';
+import { OPERATION_STATES } from './states.js';
+
+const validateClaim = bodyValidator<ClaimBody>(claimSchema);
+const validateReport = bodyValidator<RawReport>(reportSchema);
+const validateResolve = bodyValidator<ResolveBody>(resolveSchema);
+
+/** Contract §4: the status of each claim outcome. */
+const OUTCOME_STATUS: Record<ClaimOutcome, number> = {
+  created: 201, approval_required: 202, approved: 200, denied: 403, in_progress: 409, unknown: 409, replayed: 200, reused: 200,
+};
+
+const MAX_PAGE = 1000;
+
+export function operationRoutes(context: AppContext): RouteModule {
+  const router = new Router();
+  const operations = () => context.operations;
+
+  router.post('/v1/operations', async (ctx) => {
+    const principal = principalOf(ctx);
+    requireRole(principal, 'gateway', 'admin');
+    const key = parseIdempotencyKey(ctx.headers['idempotency-key']);
+    const body = validateClaim(await readJsonBody(ctx, ctx.state.maxBodyBytes));
+    sendClaimAnswer(ctx, await operations().claim(principal, key, body));
+  });
+
+  router.get('/v1/operations', async (ctx) => {
+    ctx.body = await operations().list(principalOf(ctx), {
+      account_id: ctx.query.account_id,
+      idempotencyKey: stringParam(ctx, 'idempotency_key'),
+      state: stateParam(ctx),
+      cursor: stringParam(ctx, 'cursor'),
+      limit: limitParam(ctx),
+    });
+  });
+
+  router.get('/v1/operations/:id', async (ctx) => {
+    ctx.body = { operation: await operations().get(principalOf(ctx), ctx.params.id!) };
+  });
+
+  router.post('/v1/operations/:id/events', async (ctx) => {
+    const principal = principalOf(ctx);
+    const report = normalizeReport(validateReport(await readJsonBody(ctx, ctx.state.maxBodyBytes)));
+    ctx.body = { operation: await operations().report(principal, ctx.params.id!, report) };
+  });
+
+  router.post('/v1/operations/:id/resolve', async (ctx) => {
+    const principal = principalOf(ctx);
+    requireRole(principal, 'admin');
+    const body = validateResolve(await readJsonBody(ctx, ctx.state.maxBodyBytes));
+    ctx.body = { operation: await operations().resolve(principal, ctx.params.id!, body) };
+  });
+
+  router.get('/v1/operations/:id/timeline', async (ctx) => {
+    ctx.body = await operations().timeline(principalOf(ctx), ctx.params.id!);
+  });
+
+  return { router };
+}
+
+function sendClaimAnswer(ctx: Context, answer: ClaimAnswer): void {
+  const { retryAfterSeconds, ...body } = answer;
+  ctx.status = OUTCOME_STATUS[answer.outcome];
+  if (retryAfterSeconds !== undefined) ctx.set('Retry-After', String(retryAfterSeconds));
+  if (answer.outcome === 'replayed') ctx.set('Idempotent-Replayed', 'true');
+  ctx.body = body;
+}
+
+function stringParam(ctx: Context, name: string): string | undefined {
+  const raw = ctx.query[name];
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string' || raw.length === 0 || raw.length > 1024) {
+    throw new AppError('invalid_request', `the query parameter "${name}" must be given once, 1-1024 characters`);
+  }
+  return raw;
+}
+
+function stateParam(ctx: Context): string | undefined {
+  const state = stringParam(ctx, 'state');
+  if (state !== undefined && !(OPERATION_STATES as readonly string[]).includes(state)) {
+    throw new AppError('invalid_request', `the query parameter "state" must be one of ${OPERATION_STATES.join(', ')}`);
+  }
+  return state;
+}
+
+function limitParam(ctx: Context): number {
+  const raw = stringParam(ctx, 'limit');
+  if (raw === undefined) return 100;
+  const value = /^\d{1,4}$/.test(raw) ? Number(raw) : NaN;
+  if (!(value >= 1 && value <= MAX_PAGE)) throw new AppError('invalid_request', `the query parameter "limit" must be an integer from 1 to ${MAX_PAGE}`);
+  return value;
+}

@@ -1,0 +1,42 @@
+import { AppError } from '../http/errors.js';
+import { askedEvent } from './operation-events.js';
+import { lockOperation, lockOperationByKey } from './operation-rows.js';
+import { isTerminal } from './states.js';
+import { askerOf, type ClaimResult, type ClaimScope } from './claim-types.js';
+import { answerExisting } from './claim-existing.js';
+
+/**
+ * Takes the claim's exclusive scope for operation `id` through the primary key
+ * of scope_holds; null when taken. When a non-terminal operation holds it, the
+ * refusal `scope_busy` is recorded against the holder and the claim creates nothing.
+ */
+export async function takeScope(scope: ClaimScope, id: string): Promise<ClaimResult | null> {
+  const { deps, trx, request } = scope;
+  const scopeName = request.exclusiveScope!;
+  // Two rounds: a hold left by an operation that has since ended is removed once, then the insert is tried again.
+  for (let round = 0; round < 2; round++) {
+    const inserted = await trx.insertInto('scope_holds')
+      .values({ account_id: request.accountId, scope: scopeName, operation_id: id })
+      .onConflict((oc) => oc.columns(['account_id', 'scope']).doNothing())
+      .returning('operation_id').executeTakeFirst();
+    if (inserted) return null;
+    const hold = await trx.selectFrom('scope_holds').select('operation_id')
+      .where('account_id', '=', request.accountId).where('scope', '=', scopeName).executeTakeFirst();
+    const holder = hold && await lockOperation(deps.store, trx, request.accountId, hold.operation_id);
+    if (holder && holder.idempotency_key === request.idempotencyKey) {
+      // A concurrent identical claim created the operation while we waited on its hold (PostgreSQL).
+      const own = await lockOperationByKey(deps.store, trx, request.accountId, request.idempotencyKey);
+      return answerExisting(scope, own!);
+    }
+    if (holder && !isTerminal(holder.state)) {
+      await deps.ledger.append(trx, askedEvent(holder, 'scope_busy', askerOf(request)));
+      return {
+        refusal: new AppError('scope_busy', `the exclusive scope is held by operation ${holder.id} until it ends; retry later`, {
+          operation_id: holder.id,
+        }),
+      };
+    }
+    await trx.deleteFrom('scope_holds').where('account_id', '=', request.accountId).where('scope', '=', scopeName).execute();
+  }
+  throw new AppError('internal', 'the exclusive scope could not be taken');
+}

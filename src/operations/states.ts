@@ -1,0 +1,34 @@
+/** Operation states (contract §4) and the reports the state machine allows from each. */
+export const OPERATION_STATES = [
+  'awaiting_approval', 'approved', 'running', 'sent', 'accepted',
+  'succeeded', 'failed', 'denied', 'canceled', 'unknown',
+] as const;
+export type OperationState = (typeof OPERATION_STATES)[number];
+
+export const TERMINAL_STATES: readonly OperationState[] = ['succeeded', 'failed', 'canceled', 'denied'];
+
+/** States that hold a lease: when it runs out the write may or may not have happened. */
+export const LEASED_STATES: readonly OperationState[] = ['running', 'sent', 'accepted'];
+
+export type ReportType = 'heartbeat' | 'sent' | 'accepted' | 'completed' | 'canceled';
+
+/** Which state each report may start from; heartbeat is allowed in every leased state. */
+const ALLOWED_FROM: Record<ReportType, readonly OperationState[]> = {
+  heartbeat: LEASED_STATES,
+  sent: ['running'],
+  accepted: ['sent'],
+  completed: ['sent', 'accepted'],
+  canceled: ['running'],
+};
+
+export function isTerminal(state: string): boolean {
+  return (TERMINAL_STATES as readonly string[]).includes(state);
+}
+
+export function isLeased(state: string): boolean {
+  return (LEASED_STATES as readonly string[]).includes(state);
+}
+
+export function reportAllowed(type: ReportType, state: string): boolean {
+  return (ALLOWED_FROM[type] as readonly string[]).includes(state);
+}
