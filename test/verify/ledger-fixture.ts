@@ -1,0 +1,91 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { openContext, type AppContext } from '../../src/context.js';
+import type { Checkpoint } from '../../src/ledger/checkpoints.js';
+import { runCli, type CliResult } from '../helpers/cli.js';
+import { createTestStore, type StoreKind, type TestStore } from '../helpers/stores.js';
+
+export const ACCOUNT = 'acme';
+
+/** A real ledger made through the product's own append path, on a fresh store. */
+export interface TestLedger {
+  store: TestStore;
+  context: AppContext;
+  /** Appends n events to the account, each with a payload. */
+  append(n: number, account?: string): Promise<void>;
+  /** Signs a checkpoint now (the product path) and saves its JSON to a file, as an auditor would. */
+  saveCheckpoint(name: string, account?: string): Promise<{ file: string; checkpoint: Checkpoint }>;
+  file(name: string): string;
+  close(): Promise<void>;
+}
+
+export async function createLedger(kind: StoreKind): Promise<TestLedger> {
+  const store = await createTestStore(kind);
+  const context = await openContext(store.config);
+  let closed = false;
+  const ledger: TestLedger = {
+    store,
+    context,
+    append: async (n, account = ACCOUNT) => {
+      for (let i = 0; i < n; i++) {
+        await context.store.transact((trx) => context.ledger.append(trx, {
+          account_id: account, type: 'attempted', actor: 'prn_test', operation_id: `op_${i}`, idempotency_key: `key-${i}`,
+          method: 'POST', route: '/v1/refunds', state: 'running', payload: { amount: 100 + i, note: 'refund' },
+        }));
+      }
+    },
+    saveCheckpoint: async (name, account = ACCOUNT) => {
+      const checkpoint = await context.ledger.checkpoint(account);
+      const file = ledger.file(name);
+      fs.writeFileSync(file, JSON.stringify(checkpoint));
+      return { file, checkpoint };
+    },
+    file: (name) => path.join(store.dataDir, name),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await context.close();
+    },
+  };
+  return ledger;
+}
+
+/** What an attacker with write access to the file does: drop the append-only triggers, then edit. */
+export function tamperSqlite(file: string, edit: (db: BetterSqlite3.Database) => void): void {
+  const db = new BetterSqlite3(file);
+  try {
+    for (const { name } of db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'").all() as Array<{ name: string }>) {
+      db.exec(`DROP TRIGGER "${name}"`);
+    }
+    edit(db);
+  } finally {
+    db.close();
+  }
+}
+
+export interface VerifyJson {
+  ok: boolean;
+  accounts: Array<{ account_id: string; events: number; checkpoints: number; first_bad_seq: number | null; reason: string | null; shredded: boolean }>;
+}
+
+/** The real binary, `gatehouse verify ... --json`, with its parsed report. */
+export async function verifyJson(args: string[]): Promise<CliResult & { report: VerifyJson | null }> {
+  const result = await runCli(['verify', ...args, '--json']);
+  let report: VerifyJson | null = null;
+  try {
+    report = JSON.parse(result.stdout) as VerifyJson;
+  } catch {
+    report = null;
+  }
+  return { ...result, report };
+}
+
+/** NDJSON helpers for editing an export the way an attacker would. */
+export function readLines(file: string): string[] {
+  return fs.readFileSync(file, 'utf8').split('\n').filter((l) => l !== '');
+}
+
+export function writeLines(file: string, lines: string[]): void {
+  fs.writeFileSync(file, lines.map((l) => l + '\n').join(''));
+}
