@@ -37,3 +37,17 @@ export async function eventCount(app: TestApp, account: string): Promise<number>
     .where('account_id', '=', account).executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+/** A clock the test can move forward, so lease expiry needs no sleeping. */
+export function movableClock(): { now(): number; advance(ms: number): void } {
+  let offset = 0;
+  return { now: () => Date.now() + offset, advance: (ms) => { offset += ms; } };
+}
+
+/** `gatehouse verify` over the test's store, with the master key so every payload must decrypt too. */
+export async function verifyExitCode(app: TestApp): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const { runCli } = await import('../helpers/cli.js');
+  const path = await import('node:path');
+  const dbArgs = app.store.cliArgs.filter((_, i, all) => all[i] !== '--data-dir' && all[i - 1] !== '--data-dir');
+  return runCli(['verify', ...dbArgs, '--data-dir', app.store.dataDir, '--master-key', path.join(app.store.dataDir, 'master.key')]);
+}

@@ -1,0 +1,118 @@
+import test from 'ava';
+import { startTestApp } from '../helpers/app.js';
+import { storeKinds } from '../helpers/stores.js';
+import { claim, eventCount, eventTypes, report, ticketClaim, verifyExitCode } from './claims.js';
+
+for (const kind of await storeKinds()) {
+  test(`[${kind}] sent, accepted and completed move the operation and each records one event`, async (t) => {
+    const app = await startTestApp(t, kind);
+    const gw = await app.keyFor('acme', 'gateway');
+    const { body } = await claim(app, gw, 'k-life', ticketClaim());
+    const id = body.operation.id;
+    const token = body.lease.token;
+    const sent = await report(app, gw, id, { type: 'sent', lease_token: token });
+    t.is(sent.status, 200);
+    t.is(sent.body.operation.state, 'sent');
+    const accepted = await report(app, gw, id, { type: 'accepted', lease_token: token, provider_ref: 'pay_123' });
+    t.is(accepted.body.operation.state, 'accepted');
+    t.is(accepted.body.operation.provider_ref, 'pay_123');
+    const response = { status: 402, body: { error: 'card declined' } };
+    const done = await report(app, gw, id, { type: 'completed', lease_token: token, outcome: 'failed', response });
+    t.is(done.status, 200);
+    t.is(done.body.operation.state, 'failed');
+    t.deepEqual(done.body.operation.response, response);
+    t.deepEqual(await eventTypes(app, 'acme', id), ['attempted', 'sent', 'accepted', 'completed']);
+    const header = await app.context.store.db.selectFrom('events').select(['response_status', 'provider_ref', 'state'])
+      .where('account_id', '=', 'acme').where('type', '=', 'completed').executeTakeFirstOrThrow();
+    t.deepEqual(header, { response_status: 402, provider_ref: 'pay_123', state: 'failed' });
+    t.is((await verifyExitCode(app)).code, 0);
+  });
+
+  test(`[${kind}] an identical repeat of a report answers 200 and records nothing, even after the terminal report`, async (t) => {
+    const app = await startTestApp(t, kind);
+    const gw = await app.keyFor('acme', 'gateway');
+    const { body } = await claim(app, gw, 'k-repeat', ticketClaim());
+    const id = body.operation.id;
+    const token = body.lease.token;
+    const completed = { type: 'completed', lease_token: token, outcome: 'succeeded', response: { status: 201, body: { id: 9 } } };
+    await report(app, gw, id, { type: 'sent', lease_token: token });
+    await report(app, gw, id, completed);
+    const before = await eventCount(app, 'acme');
+    for (const repeat of [{ type: 'sent', lease_token: token }, completed, completed]) {
+      const res = await report(app, gw, id, repeat);
+      t.is(res.status, 200, res.text);
+      t.is(res.body.operation.state, 'succeeded');
+    }
+    t.is(await eventCount(app, 'acme'), before);
+    // Not the same data: another outcome is a new report, and the state machine refuses it.
+    const changed = await report(app, gw, id, { ...completed, outcome: 'failed' });
+    t.is(changed.status, 409);
+    t.is(changed.body.error.code, 'invalid_transition');
+    t.is(await eventCount(app, 'acme'), before);
+  });
+
+  test(`[${kind}] reports the state machine does not allow answer 409 invalid_transition and record nothing`, async (t) => {
+    const app = await startTestApp(t, kind);
+    const gw = await app.keyFor('acme', 'gateway');
+    const { body } = await claim(app, gw, 'k-illegal', ticketClaim());
+    const id = body.operation.id;
+    const token = body.lease.token;
+    for (const illegal of [
+      { type: 'accepted', lease_token: token, provider_ref: 'x' },
+      { type: 'completed', lease_token: token, outcome: 'succeeded', response: { status: 200 } },
+    ]) {
+      const res = await report(app, gw, id, illegal);
+      t.is(res.status, 409);
+      t.is(res.body.error.code, 'invalid_transition');
+    }
+    await report(app, gw, id, { type: 'sent', lease_token: token });
+    const cancelAfterSent = await report(app, gw, id, { type: 'canceled', lease_token: token });
+    t.is(cancelAfterSent.body.error.code, 'invalid_transition', 'once sent, the write may have happened: it cannot be canceled');
+    t.deepEqual(await eventTypes(app, 'acme', id), ['attempted', 'sent']);
+    const badShape = await report(app, gw, id, { type: 'accepted', lease_token: token });
+    t.is(badShape.status, 400);
+    t.is(badShape.body.error.code, 'invalid_request');
+  });
+
+  test(`[${kind}] a wrong lease token answers 409 lease_lost and moves nothing`, async (t) => {
+    const app = await startTestApp(t, kind);
+    const gw = await app.keyFor('acme', 'gateway');
+    const { body } = await claim(app, gw, 'k-token', ticketClaim());
+    for (const token of ['not-the-token', body.lease.token.slice(0, -1) + (body.lease.token.endsWith('A') ? 'B' : 'A')]) {
+      const res = await report(app, gw, body.operation.id, { type: 'sent', lease_token: token });
+      t.is(res.status, 409);
+      t.is(res.body.error.code, 'lease_lost');
+    }
+    t.deepEqual(await eventTypes(app, 'acme', body.operation.id), ['attempted']);
+  });
+
+  test(`[${kind}] a heartbeat extends the lease by lease_seconds and records nothing; after the end it is refused`, async (t) => {
+    const app = await startTestApp(t, kind);
+    const gw = await app.keyFor('acme', 'gateway');
+    const { body } = await claim(app, gw, 'k-beat', ticketClaim('beat', { lease_seconds: 5 }));
+    const id = body.operation.id;
+    const token = body.lease.token;
+    await new Promise((r) => setTimeout(r, 1100));
+    const beat = await report(app, gw, id, { type: 'heartbeat', lease_token: token });
+    t.is(beat.status, 200);
+    const row = await app.context.store.db.selectFrom('operations').select('lease_expires_at').where('id', '=', id).executeTakeFirstOrThrow();
+    t.true(row.lease_expires_at! > Date.parse(body.lease.expires_at) + 900);
+    t.deepEqual(await eventTypes(app, 'acme', id), ['attempted']);
+    await report(app, gw, id, { type: 'canceled', lease_token: token });
+    const late = await report(app, gw, id, { type: 'heartbeat', lease_token: token });
+    t.is(late.status, 409);
+    t.is(late.body.error.code, 'invalid_transition');
+  });
+
+  test(`[${kind}] twenty concurrent identical completed reports all answer 200 and record one completed event`, async (t) => {
+    const app = await startTestApp(t, kind);
+    const gw = await app.keyFor('acme', 'gateway');
+    const { body } = await claim(app, gw, 'k-once', ticketClaim());
+    const token = body.lease.token;
+    await report(app, gw, body.operation.id, { type: 'sent', lease_token: token });
+    const completed = { type: 'completed', lease_token: token, outcome: 'succeeded', response: { status: 200, body: { ok: true } } };
+    const answers = await Promise.all(Array.from({ length: 20 }, () => report(app, gw, body.operation.id, completed)));
+    t.true(answers.every((a) => a.status === 200), answers.map((a) => a.status).join(','));
+    t.deepEqual(await eventTypes(app, 'acme', body.operation.id), ['attempted', 'sent', 'completed']);
+  });
+}
