@@ -39,12 +39,14 @@ export interface AppContext {
 export interface ContextOptions {
   clock?: Clock;
   logger?: Logger;
+  /** Already loaded from `config.policiesFile` (serve checks the file before it initialises a data dir). */
+  policies?: Policies;
 }
 
 export async function openContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
   const keys = loadKeyMaterial(config);
   // Before the store opens: a bad policies file stops start-up having touched nothing.
-  const policies = config.policiesFile ? Policies.fromFile(config.policiesFile) : Policies.none();
+  const policies = options.policies ?? (config.policiesFile ? Policies.fromFile(config.policiesFile) : Policies.none());
   const sodium = await loadSodium();
   const clock = options.clock ?? systemClock;
   const store = await openStore(config.store);

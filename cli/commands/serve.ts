@@ -4,6 +4,7 @@ import { openContext } from '../../src/context.js';
 import { createFirstAdmin, createKeys, needsInitialisation } from '../../src/bootstrap.js';
 import { startServer } from '../../src/http/server.js';
 import { parseByteSize } from '../../src/http/body.js';
+import { Policies } from '../../src/policies/policies.js';
 import { runVerb, storeOptions, storeOptionsOf, type StoreArgs } from '../output.js';
 
 interface ServeArgs extends StoreArgs {
@@ -26,9 +27,11 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
   handler: (args) => runVerb(async () => {
     const maxBodyBytes = parseByteSize(args['max-body']);
     const config = readConfig({ ...storeOptionsOf(args), configFile: args.config });
+    // Checked first, so a bad policies file stops start-up before an empty data dir gets its keys.
+    const policies = config.policiesFile ? Policies.fromFile(config.policiesFile) : Policies.none();
     const initialise = needsInitialisation(config);
     if (initialise) createKeys(config);
-    const context = await openContext(config);
+    const context = await openContext(config, { policies });
     const adminKey = await createFirstAdmin(context);
     if (adminKey) process.stdout.write(`admin key: ${adminKey}\n`);
     const server = await startServer(context, { host: args.host, port: args.port, maxBodyBytes });

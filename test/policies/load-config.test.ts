@@ -27,6 +27,7 @@ test('a bad policies file stops `gatehouse serve --config` with exit 2 and one l
   t.is(result.code, 2);
   t.is(result.stdout, '');
   t.is(result.stderr, `gatehouse: policies file ${file}, line 5, column 6: unknown member "aproval" in policies[1]; remove it or fix its spelling (allowed: method, route, schema, approval, business_key, exclusive_scope)\n`);
+  t.deepEqual(fs.readdirSync(dataDir), [], 'the empty data dir was not initialised');
 });
 
 test('a policies file with a duplicate member stops `gatehouse serve` with exit 2, pointing at the second one', async (t) => {
