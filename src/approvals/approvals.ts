@@ -46,6 +46,12 @@ export class Approvals implements ApprovalGate {
     return this.gate.assertGrantValid(trx, operation);
   }
 
+  /** Resolves when background work (webhook deliveries, expiries recorded after a refused `sent`) has finished. */
+  async idle(): Promise<void> {
+    await this.gate.idle();
+    await this.webhook.idle();
+  }
+
   decide(principal: Principal, approvalId: string, input: DecisionInput): Promise<ApprovalView> {
     return decide(this.deps, this.gate, principal, approvalId, input);
   }
