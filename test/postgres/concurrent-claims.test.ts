@@ -1,0 +1,26 @@
+import test from 'ava';
+import { addPrincipalWith } from '../helpers/server-process.js';
+import { createCluster, postgresAvailable } from './cluster.js';
+import { claim, claimBody, seqGaps, verifyOnlineAndExported } from './traffic.js';
+
+if (await postgresAvailable()) {
+  test('[postgres] 200 identical claims at once, spread over two instances, give exactly one execute and a gapless chain that verifies', async (t) => {
+    const cluster = await createCluster(t);
+    const instances = await cluster.start(2);
+    const key = await addPrincipalWith(cluster.storeArgs, 'acme', ['gateway']);
+    const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => claim(instances[i % 2]!.url, key, 'pay-invoice-7', claimBody(7))));
+
+    const byStatus = new Map<number, number>();
+    for (const a of answers) byStatus.set(a.status, (byStatus.get(a.status) ?? 0) + 1);
+    t.deepEqual([...byStatus].sort(), [[201, 1], [409, 199]], 'one created, every other one in_progress');
+    t.is(answers.filter((a) => a.body?.execute === true).length, 1);
+    t.true(answers.filter((a) => a.status === 409).every((a) => a.body.outcome === 'in_progress' && a.body.execute === false));
+    t.is(new Set(answers.map((a) => a.body.operation.id)).size, 1, 'every answer names the same operation');
+
+    const events = await cluster.query<{ type: string; n: string }>(`select type, count(*) as n from events where account_id = 'acme' group by type order by type`);
+    t.deepEqual(events.map((e) => [e.type, Number(e.n)]), [['attempted', 1], ['retried', 199]]);
+    t.deepEqual(await seqGaps(cluster), []);
+    const report = await verifyOnlineAndExported(t, cluster, instances[0]!.url);
+    t.deepEqual(report.accounts.find((a) => a.account_id === 'acme')?.events, 200);
+  });
+}
