@@ -34,14 +34,18 @@ export function webhookSignature(secret: string, unixSeconds: number, body: stri
  */
 export class WebhookNotifier {
   private readonly inFlight = new Set<Promise<void>>();
+  /** Waits between tries; tests shorten them. */
+  backoffMs: number[];
 
-  constructor(private readonly deps: ApprovalDeps, private readonly options: WebhookOptions) {}
+  constructor(private readonly deps: ApprovalDeps, private readonly options: WebhookOptions) {
+    this.backoffMs = options.backoffMs ?? DEFAULT_BACKOFF_MS;
+  }
 
   /** Called inside the requesting transaction: delivery starts only once that transaction has committed. */
   enqueue(approvalId: string): void {
     if (!this.options.target()) return;
     const delivery = this.deliver(approvalId)
-      .catch((err) => this.deps.logger.warn({ err, approval_id: approvalId }, 'approval webhook not delivered'))
+      .catch((err) => this.deps.logger.warn({ error: String(err), approval_id: approvalId }, 'approval webhook not delivered'))
       .finally(() => this.inFlight.delete(delivery));
     this.inFlight.add(delivery);
   }
@@ -54,7 +58,7 @@ export class WebhookNotifier {
   private async deliver(approvalId: string): Promise<void> {
     const body = await this.bodyOnceCommitted(approvalId);
     if (body === null) return;
-    const delays = this.options.backoffMs ?? DEFAULT_BACKOFF_MS;
+    const delays = this.backoffMs;
     for (let attempt = 0; ; attempt++) {
       const target = this.options.target();
       if (!target) return;
@@ -75,7 +79,7 @@ export class WebhookNotifier {
       if (response.ok) return true;
       this.deps.logger.warn({ status: response.status, attempt }, 'approval webhook answered an error');
     } catch (err) {
-      this.deps.logger.warn({ err, attempt }, 'approval webhook unreachable');
+      this.deps.logger.warn({ error: String(err), attempt }, 'approval webhook unreachable');
     }
     return false;
   }
