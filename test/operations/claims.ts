@@ -1,4 +1,12 @@
-import type { TestApp, TestResponse } from '../helpers/app.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ExecutionContext } from 'ava';
+import { httpRequest, type TestApp, type TestResponse } from '../helpers/app.js';
+import { createTestStore, type StoreKind } from '../helpers/stores.js';
+import { openContext } from '../../src/context.js';
+import { createFirstAdmin } from '../../src/bootstrap.js';
+import { startServer } from '../../src/http/server.js';
+import { runCli } from '../helpers/cli.js';
 
 /** A claim body for a ticket write; `extra` adds or overrides members. */
 export function ticketClaim(title = 'printer on fire', extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -46,8 +54,28 @@ export function movableClock(): { now(): number; advance(ms: number): void } {
 
 /** `gatehouse verify` over the test's store, with the master key so every payload must decrypt too. */
 export async function verifyExitCode(app: TestApp): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const { runCli } = await import('../helpers/cli.js');
-  const path = await import('node:path');
   const dbArgs = app.store.cliArgs.filter((_, i, all) => all[i] !== '--data-dir' && all[i - 1] !== '--data-dir');
   return runCli(['verify', ...dbArgs, '--data-dir', app.store.dataDir, '--master-key', path.join(app.store.dataDir, 'master.key')]);
+}
+
+/** The real service like startTestApp, but loading a policies file the way `serve --config` does. */
+export async function startAppWithPolicies(t: ExecutionContext, kind: StoreKind, policies: unknown[]): Promise<TestApp> {
+  const store = await createTestStore(kind);
+  const file = path.join(store.dataDir, 'policies.json');
+  fs.writeFileSync(file, JSON.stringify({ policies }, null, 2));
+  const context = await openContext({ ...store.config, policiesFile: file });
+  const adminKey = (await createFirstAdmin(context))!;
+  const server = await startServer(context, { host: '127.0.0.1', port: 0, maxBodyBytes: 1024 * 1024 });
+  const app: TestApp = {
+    store, context, server, url: server.url, adminKey,
+    keyFor: async (account, ...roles) => (await context.principals.create({ account_id: account, roles })).key,
+    request: (method, route, options = {}) => httpRequest(server.url, method, route, options),
+    close: async () => {
+      await server.close();
+      await context.close();
+      await store.drop();
+    },
+  };
+  t.teardown(() => app.close());
+  return app;
 }
