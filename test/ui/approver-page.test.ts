@@ -1,0 +1,123 @@
+import test from 'ava';
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { ACCOUNT, newKey, payment, paymentsPolicy, startApprovalApp } from '../approvals/approval-app.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = path.resolve('test/artifacts');
+const haveChromium = fs.existsSync(CHROMIUM);
+if (!haveChromium) {
+  const message = `${CHROMIUM} is missing: the approver page browser tests are SKIPPED (apt-get install -y chromium)`;
+  if (process.env.CI === 'true') throw new Error(`${message} — and CI=true requires them.`);
+  process.stderr.write(`\n!!!!! ${message} !!!!!\n\n`);
+}
+const browserTest = haveChromium ? test.serial : test.skip;
+
+let browser: Browser | undefined;
+test.before(async () => {
+  if (!haveChromium) return;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+test.after.always(async () => browser?.close());
+
+// The browser flow is about the page, not the store: SQLite is enough here.
+browserTest('an approver signs in, opens a pending approval, sees target, consequence and fingerprint, approves with a reason, and the gateway retry gets execute true', async (t) => {
+  const app = await startApprovalApp(t, 'sqlite', paymentsPolicy());
+  const key = newKey();
+  const claim = await app.claim(key, payment(125_000));
+  const context = await browser!.newContext({ viewport: { width: 1280, height: 900 } });
+  t.teardown(() => context.close());
+  const page = await context.newPage();
+  await page.goto(`${app.url}/ui/approvals`);
+  t.true(page.url().endsWith('/ui/login'), 'without a session the pages send you to sign in');
+  await page.fill('#key', app.approver);
+  await page.click('button[type=submit]');
+  await page.waitForURL('**/ui/approvals');
+  const cookies = await context.cookies();
+  t.like(cookies.find((c) => c.name === 'gatehouse_ui'), { httpOnly: true, sameSite: 'Strict', path: '/ui' });
+  await page.click(`a[href="/ui/approvals/${claim.body.approval.id}"]`);
+  t.is(await page.textContent('#target'), 'Supplier GmbH');
+  t.is(await page.textContent('#consequence'), 'Sends 1250 EUR');
+  t.is(await page.textContent('#fingerprint'), claim.body.operation.fingerprint);
+  t.is(await page.textContent('#idempotency-key'), key);
+  t.regex(await page.textContent('#reversible') ?? '', /cannot be undone/);
+  t.regex(await page.textContent('#command') ?? '', /"amount": 125000/);
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, 'approval-detail.png'), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: path.join(ARTIFACTS, 'approval-detail-phone.png'), fullPage: true });
+  await page.fill('#reason', 'Invoice 1182 matches the purchase order');
+  await page.click('button[value=approve]');
+  await page.waitForSelector('.state-approved');
+  const retry = await app.claim(key, payment(125_000));
+  t.is(retry.status, 200, retry.text);
+  t.like(retry.body, { outcome: 'approved', execute: true });
+  const approval = (await app.request('GET', `/v1/approvals/${claim.body.approval.id}`, { key: app.approver })).body.approval;
+  t.is(approval.decisions[0].reason, 'Invoice 1182 matches the purchase order');
+});
+
+browserTest('a <script> in the command stays inert text, and a zero-width character is shown as a visible marker', async (t) => {
+  const app = await startApprovalApp(t, 'sqlite', paymentsPolicy());
+  const sneaky = payment(100, {
+    command: { amount: 100, currency: 'EUR', to: 'DE89\u200B3704', note: '<script>document.title="pwned";window.__pwned=1</script><img src=x onerror="window.__pwned=2">' },
+    summary: { target: 'Acme\u202Eevil', operation: '<b>bold</b>', consequence: 'x', reversible: true },
+  });
+  const claim = await app.claim(newKey(), sneaky);
+  const context = await browser!.newContext();
+  t.teardown(() => context.close());
+  const page = await context.newPage();
+  await page.goto(`${app.url}/ui/login`);
+  await page.fill('#key', app.approver);
+  await page.click('button[type=submit]');
+  await page.waitForURL('**/ui/approvals');
+  await page.goto(`${app.url}/ui/approvals/${claim.body.approval.id}`);
+  t.false(await page.evaluate(() => 'pwned'.length > 0 && document.title.includes('pwned')));
+  t.is(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
+  t.is(await page.locator('#command script, #command img').count(), 0);
+  const command = await page.textContent('#command') ?? '';
+  t.true(command.includes('<script>document.title'), 'the script shows as text');
+  t.true(command.includes('DE89⟨U+200B⟩3704'), command);
+  t.false(command.includes('\u200B'));
+  t.is(await page.textContent('#target'), 'Acme⟨U+202E⟩evil');
+  t.is(await page.textContent('#operation'), '<b>bold</b>');
+  t.regex(await page.textContent('.notice') ?? '', /2 invisible or direction-changing characters/);
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, 'approval-detail-hidden-characters.png'), fullPage: true });
+});
+
+test('[sqlite] a form post without the CSRF token, or with a wrong one, is refused 403 csrf_failed and decides nothing', async (t) => {
+  const app = await startApprovalApp(t, 'sqlite', paymentsPolicy());
+  const claim = await app.claim(newKey(), payment());
+  const login = await fetch(`${app.url}/ui/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ key: app.approver }) });
+  t.is(login.status, 303);
+  const setCookie = login.headers.get('set-cookie') ?? '';
+  t.regex(setCookie, /HttpOnly/i);
+  t.regex(setCookie, /SameSite=Strict/i);
+  t.regex(setCookie, /Path=\/ui/i);
+  t.notRegex(setCookie, /Secure/i, 'Secure only when the request came over TLS');
+  const cookie = setCookie.split(';')[0]!;
+  const stored = await app.context.store.db.selectFrom('ui_sessions').selectAll().execute();
+  t.is(stored.length, 1);
+  t.false(cookie.includes(stored[0]!.id_hash), 'only the SHA-256 of the session id is stored');
+  const post = (fields: Record<string, string>) => fetch(`${app.url}/ui/approvals/${claim.body.approval.id}/decisions`, {
+    method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ decision: 'approve', fingerprint: claim.body.operation.fingerprint, reason: 'ok', ...fields }),
+  });
+  for (const res of [await post({}), await post({ csrf: 'x'.repeat(43) })]) {
+    t.is(res.status, 403);
+    t.is((await res.json() as { error: { code: string } }).error.code, 'csrf_failed');
+  }
+  const page = await fetch(`${app.url}/ui/approvals/${claim.body.approval.id}`, { headers: { cookie } });
+  const html = await page.text();
+  t.is(page.status, 200);
+  t.regex(page.headers.get('content-security-policy') ?? '', /default-src 'none'.*form-action 'self'.*frame-ancestors 'none'/);
+  const csrf = /name="csrf" value="([^"]+)"/.exec(html)![1]!;
+  t.is((await post({ csrf })).status, 303);
+  t.is((await app.request('GET', `/v1/approvals/${claim.body.approval.id}`, { key: app.approver })).body.approval.state, 'approved');
+  const gatewayLogin = await fetch(`${app.url}/ui/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ key: await app.keyFor(ACCOUNT, 'gateway') }) });
+  t.is(gatewayLogin.status, 401, 'only approvers and admins sign in');
+});
