@@ -40,8 +40,9 @@ export async function startServer(context: AppContext, options: ServeOptions): P
     server.once('error', reject);
     server.listen(options.port, options.host, resolve);
   });
+  let checkpointTick: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
-    context.ledger.checkpointGrownChains().catch((err) => context.logger.error({ err }, 'periodic checkpoint failed'));
+    checkpointTick = context.ledger.checkpointGrownChains().catch((err) => context.logger.error({ err }, 'periodic checkpoint failed'));
   }, CHECKPOINT_INTERVAL_MS);
   timer.unref();
   const sweeper = context.operations.startSweeper((err) => context.logger.error({ err }, 'lease sweep failed'));
@@ -53,6 +54,8 @@ export async function startServer(context: AppContext, options: ServeOptions): P
     url: `http://${host}:${address.port}`,
     close: async () => {
       clearInterval(timer);
+      // A tick already running must finish before the caller closes the store under it.
+      await checkpointTick;
       await sweeper.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
