@@ -4,7 +4,7 @@ import { APPROVAL_DEFAULTS } from '../policies/config-schema.js';
 import { issueLease } from './lease.js';
 import { askedEvent, changeEvent } from './operation-events.js';
 import { operationJson, type OperationRow } from './operation-json.js';
-import { updateOperation } from './operation-rows.js';
+import { lockOperation, updateOperation } from './operation-rows.js';
 import { askerOf, type ClaimResult, type ClaimScope } from './claim-types.js';
 
 /** Without an approvals domain a claim that needs approval must not run: refuse rather than execute unapproved. */
@@ -52,9 +52,9 @@ export async function answerAwaitingApproval(scope: ClaimScope, row: OperationRo
       await deps.ledger.append(trx, askedEvent(row, 'retried', asker));
       return { answer: { outcome: 'denied', execute: false, operation: await operationJson(trx, deps.ledger, row), approval: standing.approval } };
     case 'renewed': {
-      // The approvals domain recorded the expiry and the new request; the operation waits again.
-      const updated = await updateOperation(trx, row, { state: 'awaiting_approval', approval_id: standing.approval.id }, nowMs);
-      return { answer: { outcome: 'approval_required', execute: false, operation: await operationJson(trx, deps.ledger, updated), approval: standing.approval } };
+      // The approvals domain recorded the expiry and the new request and set the operation waiting again: read it as it is now.
+      const renewed = await lockOperation(deps.store, trx, row.account_id, row.id);
+      return { answer: { outcome: 'approval_required', execute: false, operation: await operationJson(trx, deps.ledger, renewed!), approval: standing.approval } };
     }
     case 'granted': {
       const issued = issueLease(nowMs, row.lease_seconds);

@@ -1,4 +1,4 @@
-import type { Updateable } from 'kysely';
+import { sql, type Updateable } from 'kysely';
 import type { OperationsTable } from '../../schema/database.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Db, Store } from '../store/store.js';
@@ -23,7 +23,7 @@ export async function updateOperation(
   trx: Db, row: OperationRow, change: Updateable<OperationsTable>, nowMs: number,
 ): Promise<OperationRow> {
   const updated_at = rfc3339(nowMs);
-  await trx.updateTable('operations').set({ ...change, updated_at, version: row.version + 1 })
+  await trx.updateTable('operations').set({ ...change, updated_at, version: sql`version + 1` })
     .where('account_id', '=', row.account_id).where('id', '=', row.id).execute();
   return { ...row, ...change, updated_at, version: row.version + 1 } as OperationRow;
 }
@@ -40,7 +40,7 @@ export async function expireIfDue(trx: Db, ledger: Ledger, row: OperationRow, no
   }
   const updated_at = rfc3339(nowMs);
   const result = await trx.updateTable('operations')
-    .set({ state: 'unknown', updated_at, version: row.version + 1 })
+    .set({ state: 'unknown', updated_at, version: sql`version + 1` })
     .where('account_id', '=', row.account_id).where('id', '=', row.id)
     .where('state', 'in', LEASED_STATES).where('lease_expires_at', '<=', nowMs)
     .executeTakeFirst();
