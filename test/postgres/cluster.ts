@@ -59,3 +59,19 @@ export async function createCluster(t: ExecutionContext): Promise<Cluster> {
   });
   return cluster;
 }
+
+/** A gateway key per account, made through `POST /v1/principals` with the first admin's key (no extra process). */
+export async function gatewayKeys(cluster: Cluster, accounts: string[]): Promise<string[]> {
+  const admin = cluster.instances.find((i) => i.adminKey);
+  if (!admin) throw new Error('no instance printed the first admin key');
+  return Promise.all(accounts.map(async (account) => {
+    const r = await fetch(`${admin.url}/v1/principals`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${admin.adminKey}` },
+      body: JSON.stringify({ account_id: account, roles: ['gateway'] }),
+    });
+    const body = (await r.json()) as { key?: string };
+    if (r.status !== 201 || !body.key) throw new Error(`POST /v1/principals answered ${r.status} ${JSON.stringify(body)}`);
+    return body.key;
+  }));
+}

@@ -122,3 +122,61 @@ export async function verifyOnlineAndExported(t: ExecutionContext, cluster: Clus
   t.deepEqual(offlineReport.accounts.map((a) => [a.account_id, a.events]), report.accounts.map((a) => [a.account_id, a.events]), 'the export holds what the database holds');
   return report;
 }
+
+export interface Target {
+  url: string;
+  alive: boolean;
+}
+
+/**
+ * One worker's loop until `until()`: a new key claimed on one instance, sometimes retried on
+ * the other while it runs (in_progress), `sent` and `completed` through either, replayed, and
+ * sometimes reused with another payload (conflict). Every answer must be the one the contract
+ * gives; acknowledged ones go to the log. A request that reaches no live server marks that
+ * instance dead and abandons the operation (its fate is unknown to the client: not acknowledged).
+ */
+export async function mixedWorker(log: AckLog, targets: Target[], account: string, key: string, tag: string, until: () => boolean): Promise<number> {
+  let n = 0;
+  const pick = () => {
+    const live = targets.filter((t) => t.alive);
+    if (live.length === 0) throw new Error('no live instance left');
+    return live[Math.floor(Math.random() * live.length)]!;
+  };
+  const send = async (fn: (url: string) => Promise<Answer>): Promise<Answer | null> => {
+    const target = pick();
+    try {
+      return await fn(target.url);
+    } catch (error) {
+      if (!(error instanceof Unreachable)) throw error;
+      target.alive = false;
+      return null;
+    }
+  };
+  while (!until()) {
+    const i = n++;
+    const idem = `${tag}-${i}`;
+    const body = claimBody(i);
+    const created = await send((url) => claim(url, key, idem, body));
+    if (!created || !log.expect(`claim ${idem}`, created, 201, 'created')) continue;
+    const op = created.body.operation.id as string;
+    const lease = created.body.lease.token as string;
+    log.ack(account, op, 'attempted');
+    if (Math.random() < 0.3) {
+      const again = await send((url) => claim(url, key, idem, body));
+      if (again && log.expect(`retry ${idem}`, again, 409, 'in_progress')) log.ack(account, op, 'retried');
+    }
+    const sent = await send((url) => report(url, key, op, { type: 'sent', lease_token: lease }));
+    if (!sent || !log.expect(`sent ${op}`, sent, 200)) continue;
+    log.ack(account, op, 'sent');
+    const completed = await send((url) => report(url, key, op, { type: 'completed', lease_token: lease, outcome: 'succeeded', response: { status: 201, body: { ticket: i } } }));
+    if (!completed || !log.expect(`completed ${op}`, completed, 200)) continue;
+    log.ack(account, op, 'completed');
+    const replay = await send((url) => claim(url, key, idem, body));
+    if (replay && log.expect(`replay ${idem}`, replay, 200, 'replayed')) log.ack(account, op, 'replayed');
+    if (Math.random() < 0.3) {
+      const conflict = await send((url) => claim(url, key, idem, claimBody(i, 'changed')));
+      if (conflict && log.expect(`conflict ${idem}`, conflict, 422, 'fingerprint_mismatch')) log.ack(account, op, 'conflicted');
+    }
+  }
+  return n;
+}
