@@ -22,9 +22,6 @@ export class PostgresStore implements Store {
     // Ten connections per instance: appends to one account queue on its chain-head row anyway, so
     // more connections buy little; several instances × 10 stay well inside max_connections (100).
     const pool = new pg.Pool({ connectionString, max: options.poolSize ?? 10 });
-    // An idle client whose server connection dies (restart, DROP DATABASE) emits 'error' on the pool;
-    // unhandled, that would crash the process. The pool discards the client and the next query reconnects.
-    pool.on('error', () => undefined);
     // An idle client that loses its server (restart, failover) emits 'error' on the pool; unhandled,
     // that would kill the process. The pool drops the client and the next query connects afresh.
     pool.on('error', options.onIdleError ?? ((error) => process.stderr.write(`gatehouse: idle PostgreSQL connection lost: ${error.message}\n`)));
