@@ -1,0 +1,50 @@
+import test from 'ava';
+import { sql } from 'kysely';
+import { openStore } from '../../src/store/open-store.js';
+import { createTestStore } from '../helpers/stores.js';
+import { postgresAvailable } from './cluster.js';
+
+if (await postgresAvailable()) {
+  test('[postgres] two transactions that deadlock both commit: the store retries the one PostgreSQL aborts', async (t) => {
+    const testStore = await createTestStore('postgres');
+    const store = await openStore(testStore.config.store);
+    t.teardown(async () => {
+      await store.close();
+      await testStore.drop();
+    });
+    await store.transact((trx) => trx.insertInto('meta').values([{ key: 'a', value: '0' }, { key: 'b', value: '0' }]).execute());
+
+    // Each holds one row and then wants the other's: PostgreSQL aborts one with 40P01.
+    let bothHoldOne: () => void;
+    const barrier = new Promise<void>((r) => (bothHoldOne = r));
+    let holding = 0;
+    const attempts = { ab: 0, ba: 0 };
+    const crossing = (first: string, second: string, name: 'ab' | 'ba') => store.transact(async (trx) => {
+      attempts[name]++;
+      await sql`update meta set value = (value::int + 1)::text where key = ${first}`.execute(trx);
+      if (attempts[name] === 1 && ++holding === 2) bothHoldOne();
+      if (attempts[name] === 1) await barrier;
+      await sql`update meta set value = (value::int + 1)::text where key = ${second}`.execute(trx);
+      return name;
+    });
+    t.deepEqual(await Promise.all([crossing('a', 'b', 'ab'), crossing('b', 'a', 'ba')]), ['ab', 'ba']);
+    t.is(attempts.ab + attempts.ba, 3, 'exactly one of them ran twice');
+    const rows = await store.db.selectFrom('meta').select(['key', 'value']).where('key', 'in', ['a', 'b']).orderBy('key').execute();
+    t.deepEqual(rows, [{ key: 'a', value: '2' }, { key: 'b', value: '2' }], 'each update counted once: the aborted attempt left nothing');
+  });
+
+  test('[postgres] an error that is not a serialization failure or deadlock is not retried', async (t) => {
+    const testStore = await createTestStore('postgres');
+    const store = await openStore(testStore.config.store);
+    t.teardown(async () => {
+      await store.close();
+      await testStore.drop();
+    });
+    let attempts = 0;
+    await t.throwsAsync(store.transact(async (trx) => {
+      attempts++;
+      await trx.insertInto('meta').values([{ key: 'x', value: '1' }, { key: 'x', value: '2' }]).execute();
+    }), { message: /duplicate key/ });
+    t.is(attempts, 1);
+  });
+}
