@@ -34,6 +34,8 @@ const { values } = parseArgs({
     port: { type: 'string', default: '9200' },
     host: { type: 'string', default: '127.0.0.1' },
     gatehouse: { type: 'string', default: 'http://127.0.0.1:8080' },
+    // The address people open for approval pages, if it is not --gatehouse.
+    'public-url': { type: 'string' },
     'api-key': { type: 'string' },
     upstream: { type: 'string', default: 'http://127.0.0.1:9100' },
     keys: { type: 'string' },
@@ -55,7 +57,7 @@ if (!apiKey) {
 const upstream = values.upstream.replace(/\/+$/, '');
 const log = (message: string, fields?: Record<string, unknown>) => console.error(`gateway: ${message}${fields ? ' ' + JSON.stringify(fields) : ''}`);
 
-const client = new GatehouseClient({ baseUrl: values.gatehouse, apiKey, timeoutMs: Number(values['timeout-ms']) });
+const client = new GatehouseClient({ baseUrl: values.gatehouse, publicUrl: values['public-url'], apiKey, timeoutMs: Number(values['timeout-ms']) });
 
 let pinnedKeys: PinnedKeysInput | undefined;
 if (values.keys) {

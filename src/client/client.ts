@@ -24,6 +24,11 @@ export interface GatehouseClientOptions {
   baseUrl: string;
   /** `gh_…` key of the principal the client acts as. */
   apiKey?: string;
+  /**
+   * Where people open Gatehouse's pages (the approval link), when it differs from `baseUrl`
+   * (a gateway that reaches Gatehouse through an internal address or a proxy). Default: `baseUrl`.
+   */
+  publicUrl?: string;
   /** Per-request timeout in milliseconds (default 10 000). */
   timeoutMs?: number;
   /** Replaceable for tests; defaults to the global fetch of Node 20. */
@@ -49,12 +54,14 @@ export interface RequestOptions {
 
 export class GatehouseClient {
   readonly baseUrl: string;
+  readonly publicUrl: string;
   readonly timeoutMs: number;
   readonly #apiKey: string | undefined;
   readonly #fetch: typeof fetch;
 
   constructor(options: GatehouseClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.publicUrl = (options.publicUrl ?? options.baseUrl).replace(/\/+$/, '');
     this.#apiKey = options.apiKey;
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.#fetch = options.fetch ?? globalThis.fetch;
@@ -62,7 +69,7 @@ export class GatehouseClient {
 
   /** The approver page of an approval, for a person to open. */
   approvalUrl(approvalId: string): string {
-    return `${this.baseUrl}/ui/approvals/${encodeURIComponent(approvalId)}`;
+    return `${this.publicUrl}/ui/approvals/${encodeURIComponent(approvalId)}`;
   }
 
   /** Low-level request: never throws on an HTTP status, only on transport failure. */

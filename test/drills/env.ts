@@ -67,6 +67,7 @@ export async function startDrillEnv(options: { config?: object; leaseSeconds?: n
   const tickets = await startExample('ticket-api.ts', []);
   const gatewayArgs = [
     '--gatehouse', gatehouseProxy.url,
+    '--public-url', gatehouse.url,
     '--api-key', gatewayKey,
     '--upstream', tickets.url,
     '--keys', keysFile,
@@ -130,7 +131,7 @@ export async function startDrillEnv(options: { config?: object; leaseSeconds?: n
         headers: res.headers,
       };
     },
-    verify: () => verifyDb(gatehouse.dbPath),
+    verify: () => verifyDb(gatehouse.dbPath, ['--keys', keysFile]),
     async close() {
       await Promise.all([agentProxy.close(), gatehouseProxy.close()]);
       await stopAll();

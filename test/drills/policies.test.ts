@@ -110,7 +110,7 @@ test.serial('a gateway that pinned other keys refuses the grant and writes nothi
   const key = 'drill-approval-wrong-pin';
   const command = { environment: 'prod', version: '3.0.0', tag: 'wrong-pin' };
   const asked = await env.post('/prod/deploys', command, { 'idempotency-key': key });
-  t.is(asked.outcome, 'approval_required');
+  t.is(asked.outcome, 'approval_required', JSON.stringify(asked.body));
   const approval = await env.approver.getApproval(asked.body.approval_id);
   await env.approver.decide(approval.id, { decision: 'approve', fingerprint: approval.fingerprint, reason: 'ok' });
 
