@@ -17,11 +17,16 @@ export interface TestLedger {
   /** Signs a checkpoint now (the product path) and saves its JSON to a file, as an auditor would. */
   saveCheckpoint(name: string, account?: string): Promise<{ file: string; checkpoint: Checkpoint }>;
   file(name: string): string;
+  /** A new context on the same store and keys, as a restarted service would open it. */
+  reopen(): Promise<TestLedger>;
   close(): Promise<void>;
 }
 
 export async function createLedger(kind: StoreKind): Promise<TestLedger> {
-  const store = await createTestStore(kind);
+  return attach(await createTestStore(kind));
+}
+
+async function attach(store: TestStore): Promise<TestLedger> {
   const context = await openContext(store.config);
   let closed = false;
   const ledger: TestLedger = {
@@ -42,6 +47,7 @@ export async function createLedger(kind: StoreKind): Promise<TestLedger> {
       return { file, checkpoint };
     },
     file: (name) => path.join(store.dataDir, name),
+    reopen: () => attach(store),
     close: async () => {
       if (closed) return;
       closed = true;

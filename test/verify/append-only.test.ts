@@ -1,0 +1,34 @@
+import test from 'ava';
+import { sql } from 'kysely';
+import { storeKinds } from '../helpers/stores.js';
+import { ACCOUNT, createLedger } from './ledger-fixture.js';
+
+/** The second wall behind the code: the database itself refuses to rewrite history. */
+for (const kind of await storeKinds()) {
+  test(`[${kind}] UPDATE and DELETE on events and checkpoints are refused by the database, and nothing changes`, async (t) => {
+    const ledger = await createLedger(kind);
+    t.teardown(async () => {
+      await ledger.close();
+      await ledger.store.drop();
+    });
+    await ledger.append(3);
+    await ledger.saveCheckpoint('cp.json');
+    const db = ledger.context.store.db;
+    const before = await db.selectFrom('events').selectAll().orderBy('seq').execute();
+
+    const attempts = [
+      () => db.updateTable('events').set({ route: '/v1/forged' }).where('seq', '=', 2).execute(),
+      () => db.deleteFrom('events').where('seq', '=', 3).execute(),
+      () => db.deleteFrom('events').execute(),
+      () => db.updateTable('checkpoints').set({ root_hash: '00' }).execute(),
+      () => db.deleteFrom('checkpoints').execute(),
+      () => sql`UPDATE events SET hash = prev_hash`.execute(db),
+    ];
+    for (const attempt of attempts) {
+      const error = await t.throwsAsync(attempt);
+      t.regex(error!.message, /append-only/);
+    }
+    t.deepEqual(await db.selectFrom('events').selectAll().orderBy('seq').execute(), before);
+    t.is((await db.selectFrom('checkpoints').select('tree_size').where('account_id', '=', ACCOUNT).execute()).length, 1);
+  });
+}

@@ -1,0 +1,169 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import test from 'ava';
+import { runCli } from '../helpers/cli.js';
+import { storeKinds } from '../helpers/stores.js';
+import { ACCOUNT, createLedger, tamperSqlite, verifyJson } from './ledger-fixture.js';
+
+/** What verify does with input it cannot read (exit 2), and with a PostgreSQL database. */
+
+const kinds = await storeKinds();
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-verify-'));
+test.after.always(() => fs.rmSync(scratch, { recursive: true, force: true }));
+
+const noStack = /\n\s+at .+:\d+/;
+
+test('verify with no input is a usage error: exit 2, no default input', async (t) => {
+  const result = await runCli(['verify']);
+  t.is(result.code, 2);
+  t.regex(result.stderr, /exactly one input/);
+  t.is(result.stdout, '');
+});
+
+test('verify with two inputs is a usage error: exit 2', async (t) => {
+  const result = await runCli(['verify', '--db', 'a.db', path.join(scratch, 'x.ndjson')]);
+  t.is(result.code, 2);
+});
+
+test('verify of a missing SQLite file: exit 2 with a clear message and no stack', async (t) => {
+  const result = await runCli(['verify', '--db', path.join(scratch, 'nothing.db'), '--data-dir', scratch]);
+  t.is(result.code, 2);
+  t.regex(result.stderr, /cannot open .*nothing\.db/);
+  t.notRegex(result.stderr, noStack);
+});
+
+test('verify of a missing export file: exit 2', async (t) => {
+  const result = await runCli(['verify', path.join(scratch, 'nothing.ndjson')]);
+  t.is(result.code, 2);
+  t.regex(result.stderr, /ENOENT/);
+});
+
+test('verify --db of a garbage file: exit 2, not a SQLite database', async (t) => {
+  const file = path.join(scratch, 'garbage.db');
+  fs.writeFileSync(file, Buffer.alloc(8192, 0x5a));
+  const result = await runCli(['verify', '--db', file, '--data-dir', scratch]);
+  t.is(result.code, 2);
+  t.regex(result.stderr, /not a readable SQLite database/);
+  t.notRegex(result.stderr, noStack);
+});
+
+test('verify --db of a SQLite file that is not a Gatehouse ledger: exit 2', async (t) => {
+  const { default: Sqlite } = await import('better-sqlite3');
+  const file = path.join(scratch, 'other.db');
+  const db = new Sqlite(file);
+  db.exec('CREATE TABLE things (id INTEGER)');
+  db.close();
+  const result = await runCli(['verify', '--db', file, '--data-dir', scratch]);
+  t.is(result.code, 2);
+  t.regex(result.stderr, /not a Gatehouse database/);
+});
+
+test('verify of a garbage file given as an export: exit 2, not an export', async (t) => {
+  const file = path.join(scratch, 'garbage.ndjson');
+  fs.writeFileSync(file, Buffer.from([0xff, 0xfe, 0x00, 0x12, 0x0a, 0x41]));
+  const result = await runCli(['verify', file]);
+  t.is(result.code, 2);
+  t.regex(result.stderr, /not a Gatehouse export/);
+  t.notRegex(result.stderr, noStack);
+});
+
+test('verify of an empty file: exit 2', async (t) => {
+  const file = path.join(scratch, 'empty.ndjson');
+  fs.writeFileSync(file, '');
+  t.is((await runCli(['verify', file])).code, 2);
+});
+
+test('verify with a malformed --public-key or an unreadable --checkpoint: exit 2', async (t) => {
+  const ledger = await createLedger('sqlite');
+  t.teardown(async () => {
+    await ledger.close();
+    await ledger.store.drop();
+  });
+  await ledger.append(2);
+  await ledger.close();
+  const db = ['--db', (ledger.store.config.store as { file: string }).file];
+  t.is((await runCli(['verify', ...db, '--public-key', 'not-a-key'])).code, 2);
+  t.is((await runCli(['verify', ...db, '--data-dir', ledger.store.dataDir, '--checkpoint', path.join(scratch, 'none.json')])).code, 2);
+  t.is((await runCli(['verify', ...db, '--data-dir', scratch])).code, 2, 'no signing.key in the data dir and no key given');
+});
+
+test('a checkpoint signed by another key than the pinned one: exit 1', async (t) => {
+  const ledger = await createLedger('sqlite');
+  t.teardown(async () => {
+    await ledger.close();
+    await ledger.store.drop();
+  });
+  await ledger.append(3);
+  await ledger.saveCheckpoint('cp.json');
+  await ledger.close();
+  const other = Buffer.alloc(32, 9).toString('base64'); // a valid-looking key that did not sign
+  const result = await verifyJson(['--db', (ledger.store.config.store as { file: string }).file, '--public-key', other]);
+  t.is(result.code, 1);
+  t.regex(result.report!.accounts[0]!.reason!, /not signed by a trusted key/);
+});
+
+test('the pinned note verifier key from GET /v1/keys verifies without a warning', async (t) => {
+  const ledger = await createLedger('sqlite');
+  t.teardown(async () => {
+    await ledger.close();
+    await ledger.store.drop();
+  });
+  await ledger.append(3);
+  await ledger.saveCheckpoint('cp.json');
+  const verifier = (ledger.context.publicKeys()[0] as { note_verifier: string }).note_verifier;
+  await ledger.close();
+  const result = await verifyJson(['--db', (ledger.store.config.store as { file: string }).file, '--public-key', verifier]);
+  t.is(result.code, 0, result.stderr);
+  t.is(result.stderr, '');
+});
+
+for (const kind of kinds.filter((k) => k === 'postgres')) {
+  test(`[${kind}] verify --database-url: an intact chain exits 0, the same chain with one header edited exits 1 at that seq`, async (t) => {
+    const ledger = await createLedger(kind);
+    t.teardown(async () => {
+      await ledger.close();
+      await ledger.store.drop();
+    });
+    await ledger.append(6);
+    await ledger.saveCheckpoint('cp.json');
+    const url = (ledger.store.config.store as { url: string }).url;
+    const intact = await verifyJson(['--database-url', url, '--data-dir', ledger.store.dataDir, '--master-key', ledger.file('master.key')]);
+    t.is(intact.code, 0, intact.stderr);
+    t.deepEqual(intact.report!.accounts.map((a) => [a.account_id, a.events, a.checkpoints]), [[ACCOUNT, 6, 1]]);
+    // An attacker with database access disables the trigger and edits.
+    const { sql } = await import('kysely');
+    await sql`ALTER TABLE events DISABLE TRIGGER events_append_only`.execute(ledger.context.store.db);
+    await sql`UPDATE events SET state = 'succeeded' WHERE account_id = ${ACCOUNT} AND seq = 4`.execute(ledger.context.store.db);
+    await sql`DELETE FROM events WHERE account_id = ${ACCOUNT} AND seq = 6`.execute(ledger.context.store.db);
+    const tampered = await verifyJson(['--database-url', url, '--data-dir', ledger.store.dataDir]);
+    t.is(tampered.code, 1);
+    t.is(tampered.report!.accounts[0]!.first_bad_seq, 4);
+  });
+
+  test(`[${kind}] verify --database-url of an unreachable server: exit 2`, async (t) => {
+    const result = await runCli(['verify', '--database-url', 'postgres://nobody@127.0.0.1:1/none', '--data-dir', scratch]);
+    t.is(result.code, 2);
+    t.regex(result.stderr, /cannot connect/);
+  });
+}
+
+test('verify --account checks one account only', async (t) => {
+  const ledger = await createLedger('sqlite');
+  t.teardown(async () => {
+    await ledger.close();
+    await ledger.store.drop();
+  });
+  await ledger.append(3);
+  await ledger.append(2, 'beta');
+  await ledger.close();
+  const file = (ledger.store.config.store as { file: string }).file;
+  tamperSqlite(file, (db) => db.prepare("UPDATE events SET type = 'sent' WHERE account_id = 'beta' AND seq = 1").run());
+  const all = await verifyJson(['--db', file, '--data-dir', ledger.store.dataDir]);
+  t.is(all.code, 1);
+  t.deepEqual(all.report!.accounts.map((a) => [a.account_id, a.first_bad_seq]), [[ACCOUNT, null], ['beta', 1]]);
+  const one = await verifyJson(['--db', file, '--data-dir', ledger.store.dataDir, '--account', ACCOUNT]);
+  t.is(one.code, 0);
+  t.deepEqual(one.report!.accounts.map((a) => a.account_id), [ACCOUNT]);
+  t.is((await runCli(['verify', '--db', file, '--data-dir', ledger.store.dataDir, '--account', 'nobody'])).code, 2);
+});
