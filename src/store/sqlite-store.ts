@@ -6,6 +6,8 @@ import type { Database } from '../../schema/database.js';
 import type { Db, Store } from './store.js';
 
 const MAX_BATCH = 256;
+/** Distinct SQL texts kept prepared; `in (…)` lists of varying length make new texts, so the cache is bounded. */
+const MAX_STATEMENTS = 500;
 
 interface Unit {
   run: (trx: Db) => Promise<unknown>;
@@ -24,6 +26,9 @@ export class SqliteStore implements Store {
   readonly db: Db;
   private readonly raw: BetterSqlite3.Database;
   private readonly queue: Unit[] = [];
+  private readonly statements = new Map<string, BetterSqlite3.Statement>();
+  /** Transaction control, prepared once: a batch runs two of these per unit. */
+  private readonly control: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo', BetterSqlite3.Statement>;
   private draining = false;
 
   constructor(file: string, options: { readonly?: boolean } = {}) {
@@ -34,7 +39,28 @@ export class SqliteStore implements Store {
       this.raw.pragma('journal_mode = WAL');
       this.raw.pragma('synchronous = FULL');
     }
-    this.db = new Kysely<Database>({ dialect: new SqliteDialect({ database: this.raw }) });
+    this.control = {
+      begin: this.raw.prepare('BEGIN IMMEDIATE'),
+      commit: this.raw.prepare('COMMIT'),
+      rollback: this.raw.prepare('ROLLBACK'),
+      savepoint: this.raw.prepare('SAVEPOINT unit'),
+      release: this.raw.prepare('RELEASE unit'),
+      rollbackTo: this.raw.prepare('ROLLBACK TO unit'),
+    };
+    // Kysely prepares every query afresh; preparing costs as much as running a small one, so
+    // statements are kept by SQL text (a statement still being iterated is never handed out twice).
+    const database = { prepare: (text: string) => this.prepare(text), close: () => this.raw.close() };
+    this.db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  }
+
+  private prepare(text: string): BetterSqlite3.Statement {
+    const cached = this.statements.get(text);
+    if (cached && !cached.busy) return cached;
+    const statement = this.raw.prepare(text);
+    if (cached) return statement;
+    if (this.statements.size >= MAX_STATEMENTS) this.statements.delete(this.statements.keys().next().value!);
+    this.statements.set(text, statement);
+    return statement;
   }
 
   transact<T>(run: (trx: Db) => Promise<T>): Promise<T> {
@@ -71,27 +97,27 @@ export class SqliteStore implements Store {
   private async runBatch(conn: Db, batch: Unit[]): Promise<void> {
     const settled: Array<{ unit: Unit; ok: boolean; value: unknown }> = [];
     try {
-      this.raw.exec('BEGIN IMMEDIATE');
+      this.control.begin.run();
     } catch (error) {
       for (const unit of batch) unit.reject(error);
       return;
     }
     for (const unit of batch) {
-      this.raw.exec('SAVEPOINT unit');
+      this.control.savepoint.run();
       try {
         const value = await unit.run(conn);
-        this.raw.exec('RELEASE unit');
+        this.control.release.run();
         settled.push({ unit, ok: true, value });
       } catch (error) {
-        this.raw.exec('ROLLBACK TO unit');
-        this.raw.exec('RELEASE unit');
+        this.control.rollbackTo.run();
+        this.control.release.run();
         settled.push({ unit, ok: false, value: error });
       }
     }
     try {
-      this.raw.exec('COMMIT');
+      this.control.commit.run();
     } catch (error) {
-      if (this.raw.inTransaction) this.raw.exec('ROLLBACK');
+      if (this.raw.inTransaction) this.control.rollback.run();
       for (const { unit } of settled) unit.reject(error);
       return;
     }
