@@ -42,13 +42,12 @@ export class Approvals implements ApprovalGate {
     return this.gate.standing(trx, operation, policy);
   }
 
-  assertGrantValid(trx: Db, operation: GatedOperation): Promise<void> {
-    return this.gate.assertGrantValid(trx, operation);
+  refuseExpiredGrant(trx: Db, operation: GatedOperation): Promise<AppError | null> {
+    return this.gate.refuseExpiredGrant(trx, operation);
   }
 
   /** Resolves when background work (webhook deliveries, expiries recorded after a refused `sent`) has finished. */
   async idle(): Promise<void> {
-    await this.gate.idle();
     await this.webhook.idle();
   }
 

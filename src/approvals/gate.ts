@@ -8,17 +8,11 @@ import type { ApprovalPolicy } from '../policies/policies.js';
 import type { ApprovalGate, ApprovalStanding, ApprovalView, GatedOperation, Grant, OperationSummary } from './seam.js';
 import { buildView, readRequestPayload, viewOf, type ApprovalDeps, type ApprovalRow, type OperationFacts } from './records.js';
 
-/** How long the repair after a refused `sent` may take to reach the row lock, and the settle time once it asks. */
-const REPAIR_WAIT_MAX_MS = 2000;
-const REPAIR_LOCK_SETTLE_MS = 25;
-
 /**
  * The claim's side of approvals. Every method runs inside the claim's transaction,
  * so an approval, its events and the operation's state commit together.
  */
 export class Gate implements ApprovalGate {
-  private readonly repairs = new Set<Promise<void>>();
-
   constructor(private readonly deps: ApprovalDeps, private readonly notify: (approvalId: string) => void) {}
 
   async request(trx: Db, input: {
@@ -40,21 +34,13 @@ export class Gate implements ApprovalGate {
     return { kind: 'renewed', approval: await this.renew(trx, row, operation, policy) };
   }
 
-  async assertGrantValid(trx: Db, operation: GatedOperation): Promise<void> {
+  async refuseExpiredGrant(trx: Db, operation: GatedOperation): Promise<AppError | null> {
     const row = await this.lockApproval(trx, operation);
-    if (row.state === 'approved' && Number(row.grant_expires_at) > this.deps.clock.now()) return;
-    // Throwing rolls the caller's transaction back, so the expiry is recorded in a
-    // transaction of its own that queues behind this one on the operation's row: the
-    // retry then finds a new request. SQLite's queue is FIFO already; on PostgreSQL wait
-    // (bounded) until that transaction is asking for the row lock before letting go of it.
-    const asking = this.scheduleRepair(operation, row.id);
-    if (this.deps.store.dialect === 'postgres') await Promise.race([asking.then(() => sleep(REPAIR_LOCK_SETTLE_MS)), sleep(REPAIR_WAIT_MAX_MS)]);
-    throw new AppError('approval_expired', 'the grant expired before the write was sent: do not send it; retry the claim to request a new approval', { approval_id: row.id });
-  }
-
-  /** Resolves once every expiry recorded after a refused `sent` has committed (tests, shutdown). */
-  async idle(): Promise<void> {
-    while (this.repairs.size > 0) await Promise.allSettled([...this.repairs]);
+    if (row.state === 'approved' && Number(row.grant_expires_at) > this.deps.clock.now()) return null;
+    // The holder must not send. In this same transaction the operation goes back to awaiting a
+    // new approval (recorded), so the caller commits that and then answers approval_expired.
+    await this.renew(trx, row, operation, null);
+    return new AppError('approval_expired', 'the grant expired before the write was sent: do not send it; retry the claim to request a new approval', { approval_id: row.id });
   }
 
   /** Marks an approval expired (recording it once) and makes a new pending request for the same command. */
@@ -113,31 +99,6 @@ export class Gate implements ApprovalGate {
     if (!row) throw new AppError('internal', `operation ${operation.id} needs approval but has none`);
     return row;
   }
-
-  /**
-   * After a refused `sent`: the lease holder must not send, so the operation goes back to
-   * awaiting a new approval. Resolves when that transaction has started and asks for the row.
-   */
-  private scheduleRepair(operation: GatedOperation, approvalId: string): Promise<void> {
-    let asking!: () => void;
-    const started = new Promise<void>((resolve) => (asking = resolve));
-    const repair: Promise<void> = this.deps.store.transact(async (trx) => {
-      asking();
-      const op = await this.deps.store.forUpdate(trx.selectFrom('operations')
-        .select(['id', 'account_id', 'idempotency_key', 'fingerprint', 'method', 'route', 'agent_run_id', 'state', 'approval_id'])
-        .where('account_id', '=', operation.account_id).where('id', '=', operation.id)).executeTakeFirst();
-      if (!op || op.state !== 'running' || op.approval_id !== approvalId) return;
-      const row = await trx.selectFrom('approvals').selectAll().where('account_id', '=', op.account_id).where('id', '=', approvalId).executeTakeFirstOrThrow();
-      if (row.state === 'approved' && Number(row.grant_expires_at) > this.deps.clock.now()) return;
-      await this.renew(trx, row, op, null);
-    }).catch((err) => this.deps.logger.error({ err, operation_id: operation.id }, 'could not record an expired grant'))
-      .finally(() => {
-        asking();
-        this.repairs.delete(repair);
-      });
-    this.repairs.add(repair);
-    return started;
-  }
 }
 
 /** The operation columns every approval event header carries. */
@@ -146,8 +107,4 @@ export function eventFacts(op: OperationFacts) {
     account_id: op.account_id, operation_id: op.id, idempotency_key: op.idempotency_key, fingerprint: op.fingerprint,
     agent_run_id: op.agent_run_id, method: op.method, route: op.route,
   };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -1,4 +1,5 @@
 import type { Db } from '../store/store.js';
+import type { AppError } from '../http/errors.js';
 import type { JsonValue } from '../core/json.js';
 import type { Principal } from '../principals/roles.js';
 import type { ApprovalPolicy } from '../policies/policies.js';
@@ -45,6 +46,10 @@ export interface ApprovalGate {
   }): Promise<ApprovalView>;
   /** A retry of an operation awaiting approval or approved but not leased: where its approval stands now. */
   standing(trx: Db, operation: GatedOperation, policy: ApprovalPolicy): Promise<ApprovalStanding>;
-  /** The `sent` report of an approved operation: the grant must still be valid now, else AppError approval_expired. */
-  assertGrantValid(trx: Db, operation: GatedOperation): Promise<void>;
+  /**
+   * The `sent` report of an approved operation: null while the grant is valid. Once it has
+   * expired, the operation goes back to awaiting a new approval inside `trx` and the
+   * `approval_expired` refusal is returned for the caller to answer after the commit.
+   */
+  refuseExpiredGrant(trx: Db, operation: GatedOperation): Promise<AppError | null>;
 }

@@ -39,6 +39,10 @@ export async function reportEvent(
     if (!reportAllowed(body.type, row.state)) {
       return { refusal: new AppError('invalid_transition', `a "${body.type}" report is not allowed while the operation is ${row.state}`, { state: row.state }) };
     }
+    if (body.type === 'sent' && row.approval_id !== null) {
+      const refusal = await gatedOrUnavailable(deps).refuseExpiredGrant(trx, gatedOperation(row));
+      if (refusal) return { refusal };
+    }
     const changed = await applyReport(deps, trx, principal, row, body, nowMs);
     await trx.insertInto('operation_reports').values({ operation_id: row.id, digest, account_id: row.account_id, type: body.type }).execute();
     return { operation: await operationJson(trx, deps.ledger, changed) };
@@ -68,7 +72,6 @@ async function applyReport(
 ): Promise<OperationRow> {
   switch (body.type) {
     case 'sent': {
-      if (row.approval_id !== null) await gatedOrUnavailable(deps).assertGrantValid(trx, gatedOperation(row));
       const sent = await updateOperation(trx, row, { state: 'sent' }, nowMs);
       await deps.ledger.append(trx, changeEvent(sent, 'sent', principal.id));
       return sent;
