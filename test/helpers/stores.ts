@@ -57,7 +57,7 @@ export async function createTestStore(kind: StoreKind): Promise<TestStore> {
     const file = path.join(dataDir, 'gatehouse.db');
     return {
       kind, dataDir, cliArgs: ['--data-dir', dataDir, '--db', file],
-      config: readConfig({ dataDir, db: file }, {}),
+      config: readConfig({ dataDir, db: file }, testEnv()),
       drop: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
     };
   }
@@ -67,7 +67,7 @@ export async function createTestStore(kind: StoreKind): Promise<TestStore> {
   url.pathname = `/${database}`;
   return {
     kind, dataDir, cliArgs: ['--data-dir', dataDir, '--database-url', url.toString()],
-    config: readConfig({ dataDir, databaseUrl: url.toString() }, {}),
+    config: readConfig({ dataDir, databaseUrl: url.toString() }, testEnv()),
     drop: async () => {
       await adminQuery(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
       fs.rmSync(dataDir, { recursive: true, force: true });
@@ -83,4 +83,9 @@ async function adminQuery(text: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/** The service logs nothing in tests unless GATEHOUSE_LOG_LEVEL asks for it while debugging. */
+function testEnv(): NodeJS.ProcessEnv {
+  return { GATEHOUSE_LOG_LEVEL: process.env.GATEHOUSE_LOG_LEVEL ?? 'silent' };
 }
