@@ -43,6 +43,9 @@ async function runGeneric(mod: Record<string, unknown>): Promise<unknown> {
 }
 
 const startedAt = new Date();
+// Other work on the machine skews every number: recorded, and warned about.
+const loadAtStart = os.loadavg()[0]!;
+if (loadAtStart > os.availableParallelism()) log(`WARNING: load average ${loadAtStart.toFixed(1)} on ${os.availableParallelism()} cores: the numbers will be low and noisy`);
 const results: Record<string, unknown> = {};
 let failed = false;
 for (const { name, run } of MODULES) {
@@ -71,6 +74,8 @@ const machine = {
   memory_gib: Math.round(os.totalmem() / 2 ** 30),
   node: process.version,
   platform: `${os.platform()} ${os.release()}`,
+  load_average_at_start: Math.round(loadAtStart * 10) / 10,
+  load_average_at_end: Math.round(os.loadavg()[0]! * 10) / 10,
 };
 const report = { date: startedAt.toISOString(), quick, seconds_per_measurement: seconds, machine, results, took_seconds: Math.round((Date.now() - startedAt.getTime()) / 1000) };
 fs.mkdirSync(path.join(BENCH, 'results'), { recursive: true });
@@ -82,7 +87,7 @@ function markdown(r: typeof report): string {
   const lines = [
     `## Benchmarks — ${r.date}${r.quick ? ' (quick smoke run: numbers are rough)' : ''}`,
     '',
-    `Machine: ${r.machine.nproc} cores (${r.machine.cpu}), ${r.machine.memory_gib} GiB, Node ${r.machine.node}, ${r.machine.platform}. ${r.seconds_per_measurement} s per measurement; the whole run took ${r.took_seconds} s.`,
+    `Machine: ${r.machine.nproc} cores (${r.machine.cpu}), ${r.machine.memory_gib} GiB, Node ${r.machine.node}, ${r.machine.platform}, load average ${r.machine.load_average_at_start} at the start and ${r.machine.load_average_at_end} at the end. ${r.seconds_per_measurement} s per measurement; the whole run took ${r.took_seconds} s.`,
     '',
   ];
   const http = r.results['http-claims'] as HttpClaimsResult | { error: string } | undefined;
