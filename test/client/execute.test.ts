@@ -335,3 +335,26 @@ test('the per-request timeout becomes a transport error of kind timeout', async 
   const e = await t.throwsAsync(client.getOperation('op_1'), { instanceOf: GatehouseTransportError });
   t.is(e!.kind, 'timeout');
 });
+
+test('heartbeats every lease_seconds/3 while the write runs, and stops after', async (t) => {
+  const { fake, executor } = setup();
+  await executor.execute('hb', { ...spec, lease_seconds: 1 }, async () => {
+    await new Promise((r) => setTimeout(r, 800));
+    return { ok: true, response: { status: 201 } };
+  });
+  const beats = fake.reports.filter((r) => r.type === 'heartbeat').length;
+  t.true(beats >= 2 && beats <= 3, `${beats} heartbeats`);
+  await new Promise((r) => setTimeout(r, 500));
+  t.is(fake.reports.filter((r) => r.type === 'heartbeat').length, beats);
+});
+
+test('a lost lease aborts the write\'s signal; its completion is then unknown, not guessed', async (t) => {
+  const { fake, executor } = setup();
+  const r = await executor.execute('lost-lease', { ...spec, lease_seconds: 1 }, async (ctx) => {
+    fake.expireLease(ctx.operation.id);
+    await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
+    return { ok: true, response: { status: 201 } };
+  });
+  t.is(r.kind, 'unknown');
+  t.false(fake.reports.some((x) => x.type === 'completed'));
+});
