@@ -1,0 +1,146 @@
+/**
+ * `gatehouse verify` on a large SQLite ledger: the real binary as a child process, its
+ * events/s and peak RSS, and in the same run the ceiling — the rate at which one process does
+ * only the SHA-256 work verify must do over the same events (each event hash over its
+ * canonical header, the RFC 6962 leaf, the interior nodes of the frontier).
+ *
+ *   npx tsx bench/verify.ts [events]      (default 1,000,000; the fixture is cached in bench/results/)
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { hash } from 'node:crypto';
+import BetterSqlite3 from 'better-sqlite3';
+import { type EventHeader } from '../src/core/event-hash.js';
+import { canonicalize } from '../src/core/jcs.js';
+import type { JsonObject } from '../src/core/json.js';
+import { MerkleFrontier, leafHash } from '../src/core/merkle.js';
+import { ledgerFixture } from './ledger-fixture.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const BIN = path.join(ROOT, 'bin/gatehouse.js');
+
+export interface VerifyBenchResult {
+  events: number;
+  command: string;
+  /** Wall time of the whole child process, start-up included. */
+  seconds: number;
+  eventsPerSecond: number;
+  /** Wall time of the same binary verifying a 1-event ledger: the start-up share of `seconds`. */
+  startupSeconds: number;
+  peakRssMiB: number;
+  /** SHA-256 work only: event hash + leaf + nodes, events/s. */
+  ceilingEventsPerSecond: number;
+  /** The same plus each payload's SHA-256 (verify checks payload_hash too). */
+  ceilingWithPayloadsEventsPerSecond: number;
+  fractionOfCeiling: number;
+  exitCode: number | null;
+}
+
+interface ChildRun {
+  seconds: number;
+  peakRssKiB: number;
+  code: number | null;
+  stdout: string;
+}
+
+/** Peak RSS from /usr/bin/time -v when present, else by polling /proc/<pid>/status VmHWM. */
+function runMeasured(args: string[]): Promise<ChildRun> {
+  const useTime = fs.existsSync('/usr/bin/time');
+  const [cmd, argv] = useTime ? ['/usr/bin/time', ['-v', process.execPath, BIN, ...args]] : [process.execPath, [BIN, ...args]];
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const child = spawn(cmd, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let polledPeak = 0;
+    const poll = useTime ? null : setInterval(() => {
+      try {
+        const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+        if (m) polledPeak = Math.max(polledPeak, Number(m[1]));
+      } catch {
+        // the process is gone
+      }
+    }, 20);
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (poll) clearInterval(poll);
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const m = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr);
+      resolve({ seconds, peakRssKiB: m ? Number(m[1]) : polledPeak, code, stdout });
+    });
+  });
+}
+
+const COLUMNS = 'seq, account_id, ts, type, operation_id, idempotency_key, fingerprint, actor, agent_run_id, method, route, state, ' +
+  'provider_ref, response_status, payload_hash, prev_hash, hash, payload';
+
+/**
+ * The ceiling: the same events' bytes prepared outside the clock (canonical header bytes,
+ * payloads), then only the hashing timed, chunk by chunk so memory stays bounded.
+ */
+export function hashCeiling(dbFile: string, accountId: string): { withoutPayloads: number; withPayloads: number } {
+  const db = new BetterSqlite3(dbFile, { readonly: true });
+  const stmt = db.prepare(`SELECT ${COLUMNS} FROM events WHERE account_id = ? ORDER BY seq`);
+  const CHUNK = 50_000;
+  let headers: Buffer[] = [];
+  let payloads: Array<Buffer | null> = [];
+  let events = 0;
+  let nsCore = 0n;
+  let nsPayloads = 0n;
+  const frontier = new MerkleFrontier();
+  const flush = () => {
+    let t0 = process.hrtime.bigint();
+    for (const bytes of headers) frontier.append(leafHash(hash('sha256', bytes, 'buffer')));
+    nsCore += process.hrtime.bigint() - t0;
+    t0 = process.hrtime.bigint();
+    for (const p of payloads) if (p !== null) hash('sha256', p, 'hex');
+    nsPayloads += process.hrtime.bigint() - t0;
+    events += headers.length;
+    headers = [];
+    payloads = [];
+  };
+  for (const row of stmt.iterate(accountId) as Iterable<EventHeader & { hash: string; payload: Buffer | null }>) {
+    const { hash: _stored, payload, ...header } = row;
+    headers.push(Buffer.from('gatehouse:event:v1\n' + canonicalize(header as unknown as JsonObject), 'utf8'));
+    payloads.push(payload);
+    if (headers.length === CHUNK) flush();
+  }
+  flush();
+  db.close();
+  return {
+    withoutPayloads: events / (Number(nsCore) / 1e9),
+    withPayloads: events / (Number(nsCore + nsPayloads) / 1e9),
+  };
+}
+
+export async function benchVerify(options: { events?: number } = {}): Promise<VerifyBenchResult> {
+  const events = options.events ?? 1_000_000;
+  const fixture = await ledgerFixture(events);
+  const tiny = await ledgerFixture(1);
+  const args = (f: typeof fixture) => ['verify', '--db', f.dbFile, '--data-dir', f.dataDir, '--json'];
+  await runMeasured(args(tiny)); // warm the file cache and the tsx cache
+  const startup = await runMeasured(args(tiny));
+  const run = await runMeasured(args(fixture));
+  const ceiling = hashCeiling(fixture.dbFile, fixture.accountId);
+  const eventsPerSecond = events / run.seconds;
+  return {
+    events,
+    command: `gatehouse ${args(fixture).join(' ')}`,
+    seconds: run.seconds,
+    eventsPerSecond,
+    startupSeconds: startup.seconds,
+    peakRssMiB: run.peakRssKiB / 1024,
+    ceilingEventsPerSecond: ceiling.withoutPayloads,
+    ceilingWithPayloadsEventsPerSecond: ceiling.withPayloads,
+    fractionOfCeiling: eventsPerSecond / ceiling.withoutPayloads,
+    exitCode: run.code,
+  };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const result = await benchVerify({ events: process.argv[2] ? Number(process.argv[2]) : undefined });
+  console.log(JSON.stringify(result, null, 2));
+}
