@@ -1,0 +1,408 @@
+/**
+ * The streaming verifier behind the offline `gatehouse verify` (CONTRACT §7, §8), one instance
+ * per account. It holds O(log n) state for the events (the last hash, the expected seq and a
+ * Merkle frontier) plus a few numbers per checkpoint; it never holds the log.
+ *
+ * Feeding order. Events must be added in the order the log stores them (seq order). A
+ * checkpoint can only be compared with the log at its own size, so the verifier must see or
+ * know of it no later than the event that completes that size:
+ *
+ *   - add a checkpoint whose size is >= the number of events added so far at any time: it is
+ *     held (its signature is checked at once) and compared when the log reaches its size;
+ *     one still waiting at finish() means the log is shorter than a signed checkpoint;
+ *   - or announce sizes first with expectCheckpointSizes(); the root at each announced size is
+ *     remembered (32 bytes each) and the checkpoint can be added after the events.
+ *
+ * So a SQLite/PostgreSQL reader queries the checkpoints (few: one per ~1000 events) and adds
+ * them before streaming the events; an export reader (events, then checkpoints) pre-scans the
+ * file for its checkpoint lines and adds or announces them before the events. Given
+ * checkpoints (--checkpoint) are added before the events too. Adding a checkpoint below the
+ * current size that was not announced is a programming error (throws): the verifier cannot
+ * answer it without the log.
+ *
+ * Failures. Every check keeps running after a failure (so counts stay meaningful), and the
+ * verdict names the failure with the smallest seq (failures with no seq — a forged checkpoint
+ * signature, an unwrappable data key — rank after any seq failure).
+ */
+import { type EventHeader, EVENT_HEADER_FIELDS, GENESIS_PREV_HASH, eventHash } from './event-hash.js';
+import { MerkleFrontier, sha256Digest } from './merkle.js';
+import { NoteError, parseCheckpointBody, verifyNote } from './note.js';
+import { SealError, openPayload, unwrapDataKey } from './seal.js';
+import type { NoteVerifierKey } from './signing-key.js';
+import { loadSodium } from './sodium.js';
+
+const sodium = await loadSodium();
+
+export interface ChainVerifierOptions {
+  accountId: string;
+  /** Keys whose checkpoint signatures are trusted (the log's key; witnesses are ignored). */
+  trustedKeys: ReadonlyArray<NoteVerifierKey>;
+  /** When given, a checkpoint's origin must be exactly `gatehouse/<ledgerId>/<accountId>`. */
+  ledgerId?: string;
+  /** With the master key and the account's wrapped data key, every payload must decrypt. */
+  masterKey?: Uint8Array;
+  /**
+   * The account's wrapped data key; `null` means it was destroyed (the account is shredded:
+   * payloads are unreadable, which is not tampering); undefined means not known to the reader.
+   */
+  wrappedDataKey?: Uint8Array | null;
+}
+
+export interface VerifierEvent {
+  header: EventHeader;
+  /** The stored hash, lowercase hex. */
+  hash: string;
+  /** The stored (sealed) payload bytes, nonce included. */
+  payload: Uint8Array | null;
+}
+
+export interface VerifierCheckpoint {
+  /** Optional for a checkpoint given as bare note text; when present it must match the note. */
+  tree_size?: number;
+  /** Hex; optional like tree_size. */
+  root_hash?: string;
+  note: string;
+}
+
+export interface AccountVerdict {
+  account_id: string;
+  events: number;
+  checkpoints: number;
+  first_bad_seq: number | null;
+  reason: string | null;
+  shredded: boolean;
+}
+
+interface Failure {
+  seq: number | null;
+  reason: string;
+}
+
+interface PendingCheckpoint {
+  size: number;
+  rootHex: string;
+  given: boolean;
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+const NULLABLE_STRING_FIELDS = EVENT_HEADER_FIELDS.filter((f) => f !== 'seq' && f !== 'response_status' && f !== 'account_id' && f !== 'ts' && f !== 'type' && f !== 'prev_hash');
+
+export class ChainVerifier {
+  readonly accountId: string;
+  readonly #trustedKeys: ReadonlyArray<NoteVerifierKey>;
+  readonly #ledgerId: string | undefined;
+  #dataKey: Uint8Array | null = null;
+  readonly #shredded: boolean;
+
+  #events = 0;
+  #expectedSeq = 1;
+  #prevHash = GENESIS_PREV_HASH;
+  readonly #frontier = new MerkleFrontier();
+
+  /** Sizes announced in advance whose root must be remembered. */
+  readonly #expectedSizes = new Set<number>();
+  /** size → root (hex) for announced sizes already reached. */
+  readonly #rootsAt = new Map<number, string>();
+  /** Checkpoints ahead of the log, by size. */
+  readonly #pending = new Map<number, PendingCheckpoint[]>();
+  /** Sizes of checkpoints that matched the log (to bound where a mismatch can lie). */
+  readonly #matchedSizes: number[] = [];
+  /** Checkpoints whose root did not match the log, reported relative to matched ones at finish. */
+  readonly #mismatches: Array<{ size: number; given: boolean }> = [];
+  #checkpoints = 0;
+
+  #failure: Failure | null = null;
+  #finished = false;
+
+  constructor(options: ChainVerifierOptions) {
+    this.accountId = options.accountId;
+    this.#trustedKeys = options.trustedKeys;
+    this.#ledgerId = options.ledgerId;
+    this.#shredded = options.wrappedDataKey === null;
+    if (options.masterKey !== undefined && options.wrappedDataKey) {
+      try {
+        this.#dataKey = unwrapDataKey(sodium, options.masterKey, options.accountId, options.wrappedDataKey);
+      } catch (err) {
+        if (!(err instanceof SealError)) throw err;
+        this.#fail(null, 'the data key does not unwrap under the master key (wrong master key, or the key row was altered)');
+      }
+    }
+  }
+
+  /** Remember the root at these sizes so checkpoints may be added after the events. */
+  expectCheckpointSizes(sizes: Iterable<number>): void {
+    for (const size of sizes) {
+      if (!Number.isSafeInteger(size) || size < 0) continue; // a malformed checkpoint is reported when added
+      if (size < this.#frontier.size) throw new Error(`ChainVerifier: size ${size} announced after the log passed it`);
+      if (size === this.#frontier.size) this.#rootsAt.set(size, this.#frontier.rootHex());
+      else this.#expectedSizes.add(size);
+    }
+  }
+
+  /** Check one event; events must come in stored order. */
+  addEvent(event: VerifierEvent): void {
+    this.#checkOpen();
+    this.#events++;
+    const { header, hash, payload } = event;
+    const expected = this.#expectedSeq;
+
+    const malformed = headerProblem(header);
+    const seq: number = malformed === null || isPositiveInt((header as { seq?: unknown })?.seq) ? header.seq : expected;
+
+    // 1. seq continuity
+    if (seq !== expected) {
+      if (seq > expected) this.#fail(expected, `event seq ${expected} is missing (the next event stored has seq ${seq})`);
+      else this.#fail(expected, `expected seq ${expected}, found seq ${seq} again or out of order`);
+    }
+    // After a gap, resynchronise on the stored seq; an old seq again (duplicate, swap) does not move it.
+    const behind = seq < expected;
+    if (!behind) this.#expectedSeq = seq + 1;
+
+    let recomputed: string | null = null;
+    let storedHashOk: boolean | undefined; // decided lazily: equal to the recomputed hash means well-formed
+
+    if (behind) {
+      // Already reported at `expected`; its own checks would name an earlier seq that is not at fault.
+    } else if (malformed !== null) {
+      this.#fail(seq, `event ${seq}: malformed header: ${malformed}`);
+    } else {
+      // 2. account
+      if (header.account_id !== this.accountId) {
+        this.#fail(seq, `event ${seq}: account_id is ${JSON.stringify(header.account_id)}, not ${JSON.stringify(this.accountId)}`);
+      }
+      // 3. link
+      if (header.prev_hash !== this.#prevHash) {
+        this.#fail(seq, `event ${seq}: prev_hash does not link to the hash of event ${seq - 1 === 0 ? '0 (genesis)' : seq - 1}`);
+      }
+      // 4. hash
+      try {
+        recomputed = eventHash(header);
+      } catch (err) {
+        // canonicalize refuses what JCS cannot represent (a lone surrogate)
+        this.#fail(seq, `event ${seq}: malformed header: ${(err as Error).message}`);
+      }
+      storedHashOk = (recomputed !== null && recomputed === hash) || (typeof hash === 'string' && HEX64.test(hash));
+      if (!storedHashOk) {
+        this.#fail(seq, `event ${seq}: stored hash is not 64 lowercase hex digits`);
+      } else if (recomputed !== null && recomputed !== hash) {
+        this.#fail(seq, `event ${seq}: header does not hash to the stored hash (header altered)`);
+      }
+      // 5. payload hash
+      if (payload === null || payload === undefined) {
+        if (header.payload_hash !== null) this.#fail(seq, `event ${seq}: payload is missing but the header has a payload_hash`);
+      } else if (header.payload_hash === null) {
+        this.#fail(seq, `event ${seq}: a payload is stored but the header has no payload_hash`);
+      } else if (sha256Digest('sha256', payload, 'hex') !== header.payload_hash) {
+        this.#fail(seq, `event ${seq}: payload does not match payload_hash (payload altered)`);
+      } else if (this.#dataKey !== null) {
+        // 6. the payload opens under the account's data key, bound to account and seq
+        try {
+          openPayload(sodium, this.#dataKey, this.accountId, seq, payload);
+        } catch (err) {
+          if (!(err instanceof SealError)) throw err;
+          this.#fail(seq, `event ${seq}: payload matches its hash but does not decrypt under the account's data key`);
+        }
+      }
+    }
+
+    // Advance with what the log claims (checkpoints were signed over the stored hashes); an
+    // unusable stored hash is replaced by the recomputed one, or by a stand-in so the tree
+    // keeps its shape (that event is already reported).
+    storedHashOk ??= typeof hash === 'string' && HEX64.test(hash);
+    const h = storedHashOk ? hash : (recomputed ?? sha256Digest('sha256', String(hash), 'hex'));
+    this.#prevHash = h;
+    this.#frontier.appendEventHash(h);
+    this.#reached(this.#frontier.size);
+  }
+
+  /**
+   * Check a checkpoint: its note verifies under a trusted key, its origin names this account,
+   * its JSON fields match the note, and its root equals the log's root at its size.
+   * `given` marks checkpoints the user supplied (--checkpoint) rather than stored ones.
+   */
+  addCheckpoint(checkpoint: VerifierCheckpoint, opts: { given: boolean }): void {
+    this.#checkOpen();
+    const what = opts.given ? 'given checkpoint' : 'stored checkpoint';
+    const label = typeof checkpoint?.tree_size === 'number' ? `${what} at size ${checkpoint.tree_size}` : what;
+    let verifiedBy: string[];
+    let body: string;
+    try {
+      ({ body, verifiedBy } = verifyNote(checkpoint.note, this.#trustedKeys));
+    } catch (err) {
+      if (!(err instanceof NoteError)) throw err;
+      const why =
+        err.code === 'unverified_note'
+          ? 'is not signed by a trusted key'
+          : err.code === 'invalid_signature'
+            ? `has a bad signature (${err.message})`
+            : `is not a signed note (${err.message})`;
+      this.#fail(null, `${label} ${why}`);
+      return;
+    }
+    let parsed;
+    try {
+      parsed = parseCheckpointBody(body);
+    } catch (err) {
+      if (!(err instanceof NoteError)) throw err;
+      this.#fail(null, `${label}: ${err.message}`);
+      return;
+    }
+    const { origin, treeSize, rootHash } = parsed;
+    const expectedOrigins =
+      this.#ledgerId !== undefined
+        ? [`gatehouse/${this.#ledgerId}/${this.accountId}`]
+        : verifiedBy.filter((n) => n.startsWith('gatehouse/')).map((n) => `${n}/${this.accountId}`);
+    if (!expectedOrigins.includes(origin)) {
+      this.#fail(null, `${what} at size ${treeSize} has origin ${JSON.stringify(origin)}, not ${expectedOrigins.map((o) => JSON.stringify(o)).join(' or ') || 'gatehouse/<ledger id>/' + this.accountId}`);
+      return;
+    }
+    const rootHex = Buffer.from(rootHash).toString('hex');
+    if (checkpoint.tree_size !== undefined && checkpoint.tree_size !== treeSize) {
+      this.#fail(null, `${what}: tree_size ${checkpoint.tree_size} differs from its signed note (${treeSize})`);
+      return;
+    }
+    if (checkpoint.root_hash !== undefined && checkpoint.root_hash !== rootHex) {
+      this.#fail(null, `${what} at size ${treeSize}: root_hash differs from its signed note`);
+      return;
+    }
+    this.#checkpoints++;
+
+    const size = this.#frontier.size;
+    if (treeSize > size) {
+      const list = this.#pending.get(treeSize);
+      const entry = { size: treeSize, rootHex, given: opts.given };
+      if (list) list.push(entry);
+      else this.#pending.set(treeSize, [entry]);
+      return;
+    }
+    let logRoot: string | undefined;
+    if (treeSize === size) logRoot = this.#frontier.rootHex();
+    else logRoot = this.#rootsAt.get(treeSize);
+    if (logRoot === undefined) {
+      throw new Error(
+        `ChainVerifier: checkpoint at size ${treeSize} added after the log passed it without expectCheckpointSizes(); ` +
+          'add checkpoints before the events they cover',
+      );
+    }
+    this.#compare(treeSize, logRoot === rootHex, opts.given);
+  }
+
+  /** The verdict. Checkpoints still waiting mean the log is shorter than a signed checkpoint. */
+  finish(): AccountVerdict {
+    if (!this.#finished) {
+      this.#finished = true;
+      const size = this.#frontier.size;
+      const waiting = [...this.#pending.values()].flat();
+      if (waiting.length > 0) {
+        const longest = waiting.reduce((a, b) => (b.size > a.size ? b : a));
+        this.#fail(
+          size + 1,
+          `the log has ${size} events but a signed ${longest.given ? 'given' : 'stored'} checkpoint covers ${longest.size}: ` +
+            'the log was cut off or rolled back',
+        );
+      }
+      if (this.#mismatches.length > 0) {
+        const first = this.#mismatches.reduce((a, b) => (b.size < a.size ? b : a));
+        const below = this.#matchedSizes.filter((s) => s < first.size);
+        const good = below.length > 0 ? Math.max(...below) : 0;
+        const range =
+          good > 0
+            ? `; the log matches the signed checkpoint at size ${good}, so the change lies in seq ${good + 1}..${first.size}`
+            : `; the change lies in seq 1..${first.size}`;
+        this.#fail(
+          first.size,
+          `the log's Merkle root at size ${first.size} differs from a signed ${first.given ? 'given' : 'stored'} checkpoint ` +
+            `(events altered and re-chained, or the log rolled back and rewritten)${range}`,
+        );
+      }
+    }
+    const f = this.#failure;
+    return {
+      account_id: this.accountId,
+      events: this.#events,
+      checkpoints: this.#checkpoints,
+      first_bad_seq: f?.seq ?? null,
+      reason: f?.reason ?? null,
+      shredded: this.#shredded,
+    };
+  }
+
+  #reached(size: number): void {
+    const pending = this.#pending.get(size);
+    const announced = this.#expectedSizes.has(size);
+    if (pending === undefined && !announced) return;
+    const root = this.#frontier.rootHex();
+    if (announced) {
+      this.#expectedSizes.delete(size);
+      this.#rootsAt.set(size, root);
+    }
+    if (pending !== undefined) {
+      this.#pending.delete(size);
+      for (const cp of pending) this.#compare(size, cp.rootHex === root, cp.given);
+    }
+  }
+
+  #compare(size: number, matches: boolean, given: boolean): void {
+    if (matches) this.#matchedSizes.push(size);
+    else this.#mismatches.push({ size, given });
+  }
+
+  #fail(seq: number | null, reason: string): void {
+    const f = this.#failure;
+    if (f === null || (seq !== null && (f.seq === null || seq < f.seq))) this.#failure = { seq, reason };
+  }
+
+  #checkOpen(): void {
+    if (this.#finished) throw new Error('ChainVerifier: already finished');
+  }
+}
+
+function isPositiveInt(v: unknown): v is number {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 1;
+}
+
+const FIELD_COUNT = EVENT_HEADER_FIELDS.length;
+
+function isNullableString(v: unknown): boolean {
+  return v === null || typeof v === 'string';
+}
+
+/** Why a header is not an EventHeader of exactly the contract's fields, or null. */
+function headerProblem(header: unknown): string | null {
+  if (header === null || typeof header !== 'object' || Array.isArray(header)) return 'not an object';
+  const h = header as Record<string, unknown>;
+  // Fast path: the right types for all 16 fields and 16 own keys means exactly these fields.
+  if (
+    isPositiveInt(h.seq) &&
+    typeof h.account_id === 'string' &&
+    typeof h.ts === 'string' &&
+    typeof h.type === 'string' &&
+    isNullableString(h.operation_id) &&
+    isNullableString(h.idempotency_key) &&
+    isNullableString(h.fingerprint) &&
+    isNullableString(h.actor) &&
+    isNullableString(h.agent_run_id) &&
+    isNullableString(h.method) &&
+    isNullableString(h.route) &&
+    isNullableString(h.state) &&
+    isNullableString(h.provider_ref) &&
+    (h.response_status === null || (typeof h.response_status === 'number' && Number.isSafeInteger(h.response_status))) &&
+    (h.payload_hash === null || (typeof h.payload_hash === 'string' && HEX64.test(h.payload_hash))) &&
+    typeof h.prev_hash === 'string' &&
+    Object.keys(h).length === FIELD_COUNT &&
+    Object.hasOwn(h, 'seq') // no inherited fields
+  ) {
+    return null;
+  }
+  for (const k of Object.keys(h)) {
+    if (!(EVENT_HEADER_FIELDS as readonly string[]).includes(k)) return `unexpected field ${JSON.stringify(k)}`;
+  }
+  for (const f of EVENT_HEADER_FIELDS) if (!Object.hasOwn(h, f)) return `missing field ${f}`;
+  if (!isPositiveInt(h.seq)) return 'seq is not a positive integer';
+  for (const f of ['account_id', 'ts', 'type', 'prev_hash'] as const) if (typeof h[f] !== 'string') return `${f} is not a string`;
+  if (h.response_status !== null && !(typeof h.response_status === 'number' && Number.isSafeInteger(h.response_status))) {
+    return 'response_status is not an integer or null';
+  }
+  for (const f of NULLABLE_STRING_FIELDS) if (!isNullableString(h[f])) return `${f} is not a string or null`;
+  return 'payload_hash is not 64 lowercase hex digits or null';
+}

@@ -1,0 +1,298 @@
+import test from 'ava';
+import { type AccountVerdict, ChainVerifier, type VerifierCheckpoint, type VerifierEvent } from '../../../src/core/chain-verifier.js';
+import { type EventHeader, GENESIS_PREV_HASH, eventHash } from '../../../src/core/event-hash.js';
+import { sha256Hex } from '../../../src/core/hash.js';
+import { MerkleFrontier, leafHash } from '../../../src/core/merkle.js';
+import { checkpointBody, signNote } from '../../../src/core/note.js';
+import { generateKey, sealPayload, wrapDataKey } from '../../../src/core/seal.js';
+import { type SigningKey, generateSeed, noteVerifierKey, signingKeyFromSeed } from '../../../src/core/signing-key.js';
+import { loadSodium } from '../../../src/core/sodium.js';
+
+const sodium = await loadSodium();
+const LEDGER = 'L1';
+const ACCOUNT = 'acct-1';
+const logKey = signingKeyFromSeed(generateSeed(), `gatehouse/${LEDGER}`);
+const masterKey = generateKey(sodium);
+const dataKey = generateKey(sodium);
+const wrappedDataKey = wrapDataKey(sodium, masterKey, ACCOUNT, dataKey);
+
+function header(seq: number, prev: string, payload: Uint8Array | null): EventHeader {
+  return {
+    seq,
+    account_id: ACCOUNT,
+    ts: new Date(Date.UTC(2025, 0, 1, 0, 0, seq)).toISOString(),
+    type: seq % 3 === 0 ? 'completed' : 'attempted',
+    operation_id: `op-${Math.ceil(seq / 3)}`,
+    idempotency_key: `key-${seq}`,
+    fingerprint: sha256Hex(`fp ${seq}`),
+    actor: 'prn-1',
+    agent_run_id: seq % 2 === 0 ? 'run-1' : null,
+    method: 'POST',
+    route: '/v1/refunds',
+    state: seq % 3 === 0 ? 'completed' : 'in_progress',
+    provider_ref: null,
+    response_status: seq % 3 === 0 ? 201 : null,
+    payload_hash: payload === null ? null : sha256Hex(payload),
+    prev_hash: prev,
+  };
+}
+
+/** Re-link events from index `from` on: recompute prev_hash and hash (what a forger with DB access does). */
+function rechain(events: VerifierEvent[], from = 0): void {
+  for (let i = from; i < events.length; i++) {
+    const e = events[i]!;
+    e.header = { ...e.header, prev_hash: i === 0 ? GENESIS_PREV_HASH : events[i - 1]!.hash };
+    e.hash = eventHash(e.header);
+  }
+}
+
+function checkpointAt(events: VerifierEvent[], size: number, key: SigningKey = logKey, account = ACCOUNT): VerifierCheckpoint {
+  const f = new MerkleFrontier();
+  for (const e of events.slice(0, size)) f.append(leafHash(Buffer.from(e.hash, 'hex')));
+  const root = f.root();
+  return { tree_size: size, root_hash: root.toString('hex'), note: signNote(checkpointBody(`gatehouse/${LEDGER}/${account}`, size, root), key) };
+}
+
+function buildChain(n: number): VerifierEvent[] {
+  const events: VerifierEvent[] = [];
+  let prev = GENESIS_PREV_HASH;
+  for (let seq = 1; seq <= n; seq++) {
+    const payload = seq % 4 === 0 ? null : sealPayload(sodium, dataKey, ACCOUNT, seq, new TextEncoder().encode(`{"n":${seq}}`));
+    const h = header(seq, prev, payload);
+    prev = eventHash(h);
+    events.push({ header: h, hash: prev, payload });
+  }
+  return events;
+}
+
+interface RunOptions {
+  checkpoints?: VerifierCheckpoint[];
+  given?: VerifierCheckpoint[];
+  order?: 'checkpoints-first' | 'announced' | 'interleaved';
+  withMasterKey?: boolean;
+  wrapped?: Uint8Array | null;
+}
+
+function verify(events: VerifierEvent[], opts: RunOptions = {}): AccountVerdict {
+  const v = new ChainVerifier({
+    accountId: ACCOUNT,
+    trustedKeys: [noteVerifierKey(logKey)],
+    ledgerId: LEDGER,
+    ...(opts.withMasterKey ? { masterKey, wrappedDataKey: opts.wrapped === undefined ? wrappedDataKey : opts.wrapped } : {}),
+  });
+  const cps = [...(opts.checkpoints ?? []).map((c) => ({ c, given: false })), ...(opts.given ?? []).map((c) => ({ c, given: true }))];
+  const order = opts.order ?? 'announced';
+  if (order === 'checkpoints-first') {
+    for (const { c, given } of cps) v.addCheckpoint(c, { given });
+    for (const e of events) v.addEvent(e);
+  } else if (order === 'announced') {
+    // export order: events, then checkpoints; the reader announced the sizes up front
+    v.expectCheckpointSizes(cps.map(({ c }) => c.tree_size!));
+    for (const e of events) v.addEvent(e);
+    for (const { c, given } of cps) v.addCheckpoint(c, { given });
+  } else {
+    const sorted = [...cps].sort((a, b) => a.c.tree_size! - b.c.tree_size!);
+    let i = 0;
+    for (const [k, e] of events.entries()) {
+      while (i < sorted.length && sorted[i]!.c.tree_size! <= k) v.addCheckpoint(sorted[i]!.c, { given: sorted[i]!.given }), i++;
+      v.addEvent(e);
+    }
+    for (; i < sorted.length; i++) v.addCheckpoint(sorted[i]!.c, { given: sorted[i]!.given });
+  }
+  return v.finish();
+}
+
+const N = 30;
+const CP_SIZES = [10, 20, 30];
+
+function fresh(): { events: VerifierEvent[]; checkpoints: VerifierCheckpoint[] } {
+  const events = buildChain(N);
+  return { events, checkpoints: CP_SIZES.map((s) => checkpointAt(events, s)) };
+}
+
+const ORDERS = ['announced', 'checkpoints-first', 'interleaved'] as const;
+
+test('intact chain verifies in every feeding order, with and without the master key', (t) => {
+  const { events, checkpoints } = fresh();
+  for (const order of ORDERS) {
+    for (const withMasterKey of [false, true]) {
+      const verdict = verify(events, { checkpoints, order, withMasterKey });
+      t.deepEqual(verdict, { account_id: ACCOUNT, events: N, checkpoints: 3, first_bad_seq: null, reason: null, shredded: false }, `${order} ${withMasterKey}`);
+    }
+  }
+  // a checkpoint at size 0 and a given checkpoint of the full log
+  t.is(verify(events, { checkpoints: [checkpointAt(events, 0)], given: [checkpointAt(events, N)] }).reason, null);
+});
+
+test('shredded account (data key destroyed) verifies and is reported as shredded', (t) => {
+  const { events, checkpoints } = fresh();
+  const verdict = verify(events, { checkpoints, withMasterKey: true, wrapped: null });
+  t.is(verdict.reason, null);
+  t.true(verdict.shredded);
+});
+
+function expectBad(t: import('ava').ExecutionContext, verdict: AccountVerdict, seq: number | null, reason: RegExp): void {
+  t.is(verdict.first_bad_seq, seq, verdict.reason ?? 'no reason');
+  t.regex(verdict.reason ?? '', reason);
+}
+
+test('a flipped payload byte → that seq', (t) => {
+  const { events, checkpoints } = fresh();
+  const p = Uint8Array.from(events[4]!.payload!);
+  p[p.length - 1]! ^= 0x01;
+  events[4]!.payload = p;
+  for (const order of ORDERS) expectBad(t, verify(events, { checkpoints, order }), 5, /event 5: payload does not match payload_hash/);
+});
+
+test('an altered header field → that seq', (t) => {
+  const { events, checkpoints } = fresh();
+  events[6]!.header = { ...events[6]!.header, route: '/v1/payouts' };
+  for (const order of ORDERS) expectBad(t, verify(events, { checkpoints, order }), 7, /event 7: header does not hash/);
+});
+
+test('an altered stored hash → that seq', (t) => {
+  const { events, checkpoints } = fresh();
+  events[2]!.hash = sha256Hex('x');
+  expectBad(t, verify(events, { checkpoints }), 3, /event 3: header does not hash/);
+});
+
+test('a missing middle event → the missing seq', (t) => {
+  const { events, checkpoints } = fresh();
+  events.splice(5, 1);
+  for (const order of ORDERS) expectBad(t, verify(events, { checkpoints, order }), 6, /event seq 6 is missing/);
+});
+
+test('swapped events → the seq whose place was taken', (t) => {
+  const { events, checkpoints } = fresh();
+  [events[3], events[4]] = [events[4]!, events[3]!];
+  for (const order of ORDERS) expectBad(t, verify(events, { checkpoints, order }), 4, /event seq 4 is missing/);
+});
+
+test('a duplicated event → the seq after it', (t) => {
+  const { events } = fresh();
+  events.splice(3, 0, events[2]!);
+  expectBad(t, verify(events), 4, /expected seq 4, found seq 3/);
+});
+
+test('an event of another account → that seq', (t) => {
+  const { events } = fresh();
+  events[8]!.header = { ...events[8]!.header, account_id: 'acct-2' };
+  rechain(events, 8);
+  expectBad(t, verify(events), 9, /account_id is "acct-2"/);
+});
+
+test('a cut tail under a stored or given checkpoint → log size + 1', (t) => {
+  const { events, checkpoints } = fresh();
+  const cut = events.slice(0, 24);
+  for (const order of ORDERS) {
+    expectBad(t, verify(cut, { checkpoints, order }), 25, /log has 24 events but a signed stored checkpoint covers 30: the log was cut off or rolled back/);
+  }
+  // the attacker also deleted the stored checkpoint beyond the cut; the user's copy still catches it
+  expectBad(t, verify(cut, { checkpoints: checkpoints.slice(0, 2), given: [checkpoints[2]!] }), 25, /given checkpoint covers 30/);
+  // without any checkpoint beyond the cut, a cut tail is undetectable
+  t.is(verify(cut, { checkpoints: checkpoints.slice(0, 2) }).reason, null);
+});
+
+test('a re-chained forgery is caught by the first checkpoint after it', (t) => {
+  const { events, checkpoints } = fresh();
+  events[13]!.header = { ...events[13]!.header, state: 'canceled' };
+  rechain(events, 13);
+  // every link and hash is consistent now
+  t.is(verify(events).reason, null);
+  for (const order of ORDERS) {
+    const v = verify(events, { checkpoints, order });
+    expectBad(t, v, 20, /Merkle root at size 20 differs from a signed stored checkpoint/);
+    t.regex(v.reason!, /matches the signed checkpoint at size 10, so the change lies in seq 11\.\.20/);
+  }
+  // without the checkpoint at 10 the range starts at 1
+  t.regex(verify(events, { checkpoints: checkpoints.slice(1) }).reason!, /change lies in seq 1\.\.20/);
+});
+
+test('a rollback and rewrite (same length) is caught by a given checkpoint', (t) => {
+  const { events } = fresh();
+  const given = checkpointAt(events, N);
+  events[25]!.header = { ...events[25]!.header, type: 'canceled' };
+  rechain(events, 25);
+  const forgedStored = [10, 20, 30].map((s) => checkpointAt(events, s, signingKeyFromSeed(generateSeed(), `gatehouse/${LEDGER}`)));
+  const v = verify(events, { checkpoints: forgedStored, given: [given] });
+  // the forged stored checkpoints are signed by an unknown key: reported without a seq, but the
+  // given checkpoint's root mismatch names a seq and wins
+  expectBad(t, v, 30, /differs from a signed given checkpoint/);
+  const onlyForged = verify(events, { checkpoints: forgedStored });
+  expectBad(t, onlyForged, null, /stored checkpoint at size 10 is not signed by a trusted key/);
+});
+
+test('with the master key, an intact-hash payload that does not decrypt is tampering', (t) => {
+  const { events } = fresh();
+  // re-seal seq 3 under another data key and re-chain: hashes are all consistent
+  const payload = sealPayload(sodium, generateKey(sodium), ACCOUNT, 3, new TextEncoder().encode('{"n":999}'));
+  events[2]!.payload = payload;
+  events[2]!.header = { ...events[2]!.header, payload_hash: sha256Hex(payload) };
+  rechain(events, 2);
+  t.is(verify(events).reason, null); // without the master key this is invisible
+  expectBad(t, verify(events, { withMasterKey: true }), 3, /event 3: payload matches its hash but does not decrypt/);
+  // a payload moved to another seq fails too (associated data binds the seq)
+  const moved = fresh().events;
+  moved[1]!.payload = moved[0]!.payload;
+  moved[1]!.header = { ...moved[1]!.header, payload_hash: moved[0]!.header.payload_hash };
+  rechain(moved, 1);
+  expectBad(t, verify(moved, { withMasterKey: true }), 2, /does not decrypt/);
+});
+
+test('a wrong master key is reported without a seq', (t) => {
+  const { events } = fresh();
+  const v = new ChainVerifier({ accountId: ACCOUNT, trustedKeys: [noteVerifierKey(logKey)], masterKey: generateKey(sodium), wrappedDataKey });
+  for (const e of events) v.addEvent(e);
+  expectBad(t, v.finish(), null, /data key does not unwrap/);
+});
+
+test('checkpoints: foreign origin, unsigned fields that disagree with the note', (t) => {
+  const { events } = fresh();
+  const other = checkpointAt(events, 10, logKey, 'acct-2');
+  expectBad(t, verify(events, { checkpoints: [other] }), null, /origin "gatehouse\/L1\/acct-2", not "gatehouse\/L1\/acct-1"/);
+  const cp = checkpointAt(events, 10);
+  expectBad(t, verify(events, { checkpoints: [{ ...cp, tree_size: 11 }], order: 'checkpoints-first' }), null, /tree_size 11 differs from its signed note/);
+  expectBad(t, verify(events, { checkpoints: [{ ...cp, root_hash: sha256Hex('r') }] }), null, /root_hash differs/);
+  // a bare note (no JSON fields) works
+  t.is(verify(events, { given: [{ note: cp.note }], order: 'checkpoints-first' }).reason, null);
+  // without ledgerId, the origin must be the signing key's name + account
+  const v = new ChainVerifier({ accountId: ACCOUNT, trustedKeys: [noteVerifierKey(logKey)] });
+  v.addCheckpoint(cp, { given: true });
+  v.addCheckpoint(other, { given: true });
+  for (const e of events) v.addEvent(e);
+  expectBad(t, v.finish(), null, /origin "gatehouse\/L1\/acct-2"/);
+});
+
+test('the earliest failure wins, whichever check found it', (t) => {
+  const { events, checkpoints } = fresh();
+  events[13]!.header = { ...events[13]!.header, state: 'canceled' };
+  rechain(events, 13); // caught at 20 by the checkpoint…
+  events[26]!.header = { ...events[26]!.header, route: '/x' }; // …and at 27 by the hash
+  for (const order of ORDERS) t.is(verify(events, { checkpoints, order }).first_bad_seq, 20, order);
+});
+
+test('a checkpoint behind the log that was not announced is a usage error', (t) => {
+  const { events, checkpoints } = fresh();
+  const v = new ChainVerifier({ accountId: ACCOUNT, trustedKeys: [noteVerifierKey(logKey)] });
+  for (const e of events) v.addEvent(e);
+  t.throws(() => v.addCheckpoint(checkpoints[0]!, { given: false }), { message: /add checkpoints before the events/ });
+  t.notThrows(() => v.addCheckpoint(checkpoints[2]!, { given: false })); // the current size is fine
+  t.is(v.finish().reason, null);
+});
+
+test('malformed headers are reported at their seq', (t) => {
+  const { events } = fresh();
+  (events[3]!.header as unknown as Record<string, unknown>).extra = 1;
+  expectBad(t, verify(events), 4, /event 4: malformed header: unexpected field "extra"/);
+  const e2 = fresh().events;
+  delete (e2[5]!.header as unknown as Record<string, unknown>).provider_ref;
+  expectBad(t, verify(e2), 6, /missing field provider_ref/);
+});
+
+test('a missing or non-hex stored hash is reported at its seq', (t) => {
+  for (const bad of [null, 'zz'.repeat(32), 'AB'.repeat(32)]) {
+    const { events } = fresh();
+    (events[4] as { hash: unknown }).hash = bad;
+    expectBad(t, verify(events), 5, /event 5: stored hash is not 64 lowercase hex digits/);
+  }
+});
