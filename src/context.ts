@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import { pino } from 'pino';
 import type { Config } from './config/config.js';
-import { loadKeyMaterial } from './config/key-files.js';
+import { KeyFileError, loadKeyMaterial } from './config/key-files.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
 import { systemClock, type Clock } from './core/time.js';
@@ -53,6 +53,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   try {
     const ledgerId = await ensureLedgerId(store);
     const signingKey = signingKeyFromSeed(keys.signingSeed, `gatehouse/${ledgerId}`);
+    await ensureSameKeys(store, signingKey.keyId, keys.masterKey);
     const dataKeys = new DataKeys(sodium, keys.masterKey, clock);
     const logger = options.logger ?? pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] });
     const ledger = new Ledger(store, sodium, dataKeys, signingKey, ledgerId, clock);
@@ -74,6 +75,29 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   } catch (error) {
     await store.close();
     throw error;
+  }
+}
+
+/**
+ * Instances sharing one database must share its keys: one started with fresh key files would
+ * sign checkpoints no verifier pinned and fail to unwrap every account's data key. The first
+ * start records the signing key id and a check value of the master key; a mismatch stops start-up.
+ */
+async function ensureSameKeys(store: Store, signingKeyId: string, masterKey: Uint8Array): Promise<void> {
+  const expected = {
+    signing_key_id: signingKeyId,
+    master_key_check: crypto.createHmac('sha256', masterKey).update('gatehouse:master-key-check').digest('hex'),
+  };
+  await store.transact((trx) =>
+    trx.insertInto('meta').values(Object.entries(expected).map(([key, value]) => ({ key, value })))
+      .onConflict((oc) => oc.column('key').doNothing()).execute(),
+  );
+  const rows = await store.db.selectFrom('meta').select(['key', 'value']).where('key', 'in', Object.keys(expected)).execute();
+  for (const { key, value } of rows) {
+    if (value !== expected[key as keyof typeof expected]) {
+      const which = key === 'signing_key_id' ? 'signing key' : 'master key';
+      throw new KeyFileError(`this database was initialised with another ${which}: every instance on one database must share the same key files (or GATEHOUSE_MASTER_KEY / GATEHOUSE_SIGNING_KEY)`);
+    }
   }
 }
 

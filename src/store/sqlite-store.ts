@@ -87,7 +87,12 @@ export class SqliteStore implements Store {
         // Let the event loop hand us every request that arrived during the last fsync.
         await new Promise((r) => setImmediate(r));
         const batch = this.queue.splice(0, MAX_BATCH);
-        await this.db.connection().execute((conn) => this.runBatch(conn, batch));
+        try {
+          await this.db.connection().execute((conn) => this.runBatch(conn, batch));
+        } catch (error) {
+          // No connection (the store was closed): the batch fails, it does not hang.
+          for (const unit of batch) unit.reject(error);
+        }
       }
     } finally {
       this.draining = false;

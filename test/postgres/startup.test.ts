@@ -1,5 +1,9 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import test from 'ava';
 import { httpRequest } from '../helpers/app.js';
+import { runGatehouse } from '../helpers/server-process.js';
 import { migrationProvider } from '../../schema/migrations/index.js';
 import { createCluster, postgresAvailable } from './cluster.js';
 
@@ -20,5 +24,18 @@ if (await postgresAvailable()) {
       const created = await httpRequest(instance.url, 'POST', '/v1/principals', { key: printed[0]!, body: { account_id: 'acme', roles: ['gateway'] } });
       t.is(created.status, 201, `the admin key works on ${instance.url}`);
     }
+  });
+}
+
+if (await postgresAvailable()) {
+  test('[postgres] an instance started with other key files than the database was initialised with refuses to start and says why', async (t) => {
+    const cluster = await createCluster(t);
+    await cluster.start(1);
+    const stranger = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-stranger-'));
+    t.teardown(() => fs.rmSync(stranger, { recursive: true, force: true }));
+    const r = await runGatehouse(['serve', '--port', '0', '--data-dir', stranger, '--database-url', cluster.url]);
+    t.is(r.code, 2, r.stdout + r.stderr);
+    t.regex(r.stderr, /initialised with another (signing|master) key.*share the same key files/);
+    t.notRegex(r.stdout, /listening/);
   });
 }
