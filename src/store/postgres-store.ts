@@ -12,6 +12,8 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (text) => {
 
 const RETRYABLE = new Set(['40001', '40P01']);
 const MAX_ATTEMPTS = 8;
+/** No unit waits on anything outside the database mid-transaction, so an idle transaction is a dead client. */
+export const IDLE_IN_TRANSACTION_MS = 30_000;
 
 /** PostgreSQL for several stateless instances: serialization failures and deadlocks are retried here, never surfaced. */
 export class PostgresStore implements Store {
@@ -21,7 +23,14 @@ export class PostgresStore implements Store {
   constructor(connectionString: string, options: { poolSize?: number; onIdleError?: (error: Error) => void } = {}) {
     // Ten connections per instance: appends to one account queue on its chain-head row anyway, so
     // more connections buy little; several instances × 10 stay well inside max_connections (100).
-    const pool = new pg.Pool({ connectionString, max: options.poolSize ?? 10 });
+    const pool = new pg.Pool({
+      connectionString,
+      max: options.poolSize ?? 10,
+      // An instance whose host vanishes (no FIN, no RST) would otherwise hold its account's
+      // chain-head row lock until TCP gives up, hours later: the server ends such a transaction.
+      idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+      keepAlive: true,
+    });
     // An idle client that loses its server (restart, failover) emits 'error' on the pool; unhandled,
     // that would kill the process. The pool drops the client and the next query connects afresh.
     pool.on('error', options.onIdleError ?? ((error) => process.stderr.write(`gatehouse: idle PostgreSQL connection lost: ${error.message}\n`)));

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { sql } from 'kysely';
 import { openStore } from '../../src/store/open-store.js';
+import { IDLE_IN_TRANSACTION_MS } from '../../src/store/postgres-store.js';
 import { createTestStore } from '../helpers/stores.js';
 import { postgresAvailable } from './cluster.js';
 
@@ -46,5 +47,18 @@ if (await postgresAvailable()) {
       await trx.insertInto('meta').values([{ key: 'x', value: '1' }, { key: 'x', value: '2' }]).execute();
     }), { message: /duplicate key/ });
     t.is(attempts, 1);
+  });
+}
+
+if (await postgresAvailable()) {
+  test('[postgres] the server ends a transaction left idle by a vanished instance, so no account\'s chain head stays locked for hours', async (t) => {
+    const testStore = await createTestStore('postgres');
+    const store = await openStore(testStore.config.store);
+    t.teardown(async () => {
+      await store.close();
+      await testStore.drop();
+    });
+    const { rows } = await sql<{ timeout: string }>`select current_setting('idle_in_transaction_session_timeout') as timeout`.execute(store.db);
+    t.is(rows[0]!.timeout, `${IDLE_IN_TRANSACTION_MS / 1000}s`);
   });
 }
