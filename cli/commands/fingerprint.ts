@@ -2,8 +2,6 @@ import type { CommandModule } from 'yargs';
 import type { JsonValue } from '../../src/core/json.js';
 import { JsonInputError, parseStrictJson } from '../../src/core/strict-json.js';
 import { AppError } from '../../src/http/errors.js';
-import { prepareIntent } from '../../src/operations/intent.js';
-import { Policies } from '../../src/policies/policies.js';
 import { validateAccountId } from '../../src/principals/accounts.js';
 import { print, runVerb } from '../output.js';
 
@@ -37,6 +35,8 @@ export const fingerprintCommand: CommandModule<object, FingerprintArgs> = {
   }),
   handler: (args) => runVerb(async () => {
     const accountId = validateAccountId(args.account, '--account');
+    // Loaded on demand, like every verb's heavy modules: ajv is only needed here.
+    const [{ prepareIntent }, { Policies }] = await Promise.all([import('../../src/operations/intent.js'), import('../../src/policies/policies.js')]);
     const policies = args.config ? Policies.fromFile(args.config) : Policies.none();
     const intent = prepareIntent(policies, accountId, { method: args.method, route: args.route, command: parseCommand(args.command) });
     print(args, intent.fingerprint, { fingerprint: intent.fingerprint });

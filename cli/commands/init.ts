@@ -1,6 +1,5 @@
 import type { CommandModule } from 'yargs';
 import { readConfig } from '../../src/config/config.js';
-import { openContext } from '../../src/context.js';
 import { createFirstAdmin, createKeys, hasKeyFiles } from '../../src/bootstrap.js';
 import { EXIT_USAGE, print, runVerb, storeOptions, storeOptionsOf, type StoreArgs } from '../output.js';
 
@@ -16,6 +15,7 @@ export const initCommand: CommandModule<object, StoreArgs> = {
       return;
     }
     createKeys(config);
+    const { openContext } = await import('../../src/context.js');
     const context = await openContext(config);
     try {
       const adminKey = await createFirstAdmin(context);

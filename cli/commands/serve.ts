@@ -1,10 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { readConfig } from '../../src/config/config.js';
-import { openContext } from '../../src/context.js';
 import { createFirstAdmin, createKeys, needsInitialisation } from '../../src/bootstrap.js';
-import { startServer } from '../../src/http/server.js';
-import { parseByteSize } from '../../src/http/body.js';
-import { Policies } from '../../src/policies/policies.js';
 import { runVerb, storeOptions, storeOptionsOf, type StoreArgs } from '../output.js';
 
 interface ServeArgs extends StoreArgs {
@@ -25,6 +21,11 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     'max-body': { type: 'string', default: '1mb', describe: 'largest request body, e.g. 512kb or 1mb (1mb = 1 MiB)' },
   }),
   handler: (args) => runVerb(async () => {
+    // Loaded here, not at the top: other verbs start without Koa, Kysely and the drivers.
+    const [{ openContext }, { startServer }, { parseByteSize }, { Policies }] = await Promise.all([
+      import('../../src/context.js'), import('../../src/http/server.js'),
+      import('../../src/http/body.js'), import('../../src/policies/policies.js'),
+    ]);
     const maxBodyBytes = parseByteSize(args['max-body']);
     const config = readConfig({ ...storeOptionsOf(args), configFile: args.config });
     // Checked first, so a bad policies file stops start-up before an empty data dir gets its keys.

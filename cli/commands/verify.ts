@@ -6,7 +6,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import { EXIT_INTACT, EXIT_TAMPERED, EXIT_UNREADABLE, VerifyInputError, ioErrorCode } from '../../src/verify/errors.js';
 import { reportLines } from '../../src/verify/report.js';
-import { type VerifyInput, verifyLedger } from '../../src/verify/verify-ledger.js';
+import type { VerifyInput } from '../../src/verify/verify-ledger.js';
 
 interface VerifyArgs {
   export?: string;
@@ -51,6 +51,7 @@ async function runVerify(args: VerifyArgs): Promise<number> {
     if (inputs.length !== 1) {
       throw new VerifyInputError('name exactly one input: --db FILE, --database-url URL or an EXPORT.ndjson file');
     }
+    const { verifyLedger } = await import('../../src/verify/verify-ledger.js');
     const report = await verifyLedger({
       input: inputs[0]!,
       account: args.account ?? null,
