@@ -74,7 +74,6 @@ export class SqliteStore implements Store {
     return query;
   }
 
-
   async close(): Promise<void> {
     while (this.draining || this.queue.length > 0) await new Promise((r) => setTimeout(r, 5));
     await this.db.destroy();
@@ -90,7 +89,9 @@ export class SqliteStore implements Store {
         try {
           await this.db.connection().execute((conn) => this.runBatch(conn, batch));
         } catch (error) {
-          // No connection (the store was closed): the batch fails, it does not hang.
+          // No connection (the store was closed), or SQLite itself aborted the transaction under a
+          // unit (disk full, I/O error): the batch fails, it does not hang, and the next one starts clean.
+          if (this.raw.open && this.raw.inTransaction) this.control.rollback.run();
           for (const unit of batch) unit.reject(error);
         }
       }
