@@ -29,6 +29,8 @@ export interface VerifyBenchResult {
   /** Wall time of the same binary verifying a 1-event ledger: the start-up share of `seconds`. */
   startupSeconds: number;
   peakRssMiB: number;
+  /** user + system CPU seconds of the child (from /usr/bin/time; null without it): steadier than wall time on a shared machine. */
+  cpuSeconds: number | null;
   /** SHA-256 work only: event hash + leaf + nodes, events/s. */
   ceilingEventsPerSecond: number;
   /** The same plus each payload's SHA-256 (verify checks payload_hash too). */
@@ -40,6 +42,7 @@ export interface VerifyBenchResult {
 interface ChildRun {
   seconds: number;
   peakRssKiB: number;
+  cpuSeconds: number | null;
   code: number | null;
   stdout: string;
 }
@@ -69,7 +72,10 @@ function runMeasured(args: string[]): Promise<ChildRun> {
       if (poll) clearInterval(poll);
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const m = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr);
-      resolve({ seconds, peakRssKiB: m ? Number(m[1]) : polledPeak, code, stdout });
+      const user = /User time \(seconds\): ([\d.]+)/.exec(stderr);
+      const sys = /System time \(seconds\): ([\d.]+)/.exec(stderr);
+      const cpuSeconds = user && sys ? Number(user[1]) + Number(sys[1]) : null;
+      resolve({ seconds, peakRssKiB: m ? Number(m[1]) : polledPeak, cpuSeconds, code, stdout });
     });
   });
 }
@@ -133,6 +139,7 @@ export async function benchVerify(options: { events?: number } = {}): Promise<Ve
     eventsPerSecond,
     startupSeconds: startup.seconds,
     peakRssMiB: run.peakRssKiB / 1024,
+    cpuSeconds: run.cpuSeconds,
     ceilingEventsPerSecond: ceiling.withoutPayloads,
     ceilingWithPayloadsEventsPerSecond: ceiling.withPayloads,
     fractionOfCeiling: eventsPerSecond / ceiling.withoutPayloads,
