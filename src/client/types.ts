@@ -1,53 +1,16 @@
 // Wire types of the Gatehouse v1 HTTP contract (../shared/CONTRACT.md), as a client sees them.
 // They describe what the server promises to send; members the contract leaves open are typed loosely.
 import type { JsonObject, JsonValue } from '../core/json.js';
+import type { OperationJson, OperationState, StoredResponse } from '../core/wire.js';
+import type { EventHeader } from '../core/event-hash.js';
 
-export type { JsonObject, JsonValue };
+export type { EventHeader, JsonObject, JsonValue, OperationJson, OperationState, StoredResponse };
+export { TERMINAL_STATES } from '../core/wire.js';
 
 export type Role = 'gateway' | 'approver' | 'auditor' | 'admin';
 
-export type OperationState =
-  | 'awaiting_approval'
-  | 'approved'
-  | 'running'
-  | 'sent'
-  | 'accepted'
-  | 'succeeded'
-  | 'failed'
-  | 'denied'
-  | 'canceled'
-  | 'unknown';
 
-export const TERMINAL_STATES: ReadonlySet<OperationState> = new Set<OperationState>([
-  'succeeded',
-  'failed',
-  'canceled',
-  'denied',
-]);
-
-/** The response a gateway stores with `completed` and that later retries replay. */
-export interface StoredResponse {
-  status: number;
-  headers?: Record<string, string>;
-  body?: JsonValue;
-}
-
-export interface Operation {
-  id: string;
-  account_id: string;
-  idempotency_key: string;
-  fingerprint: string;
-  method: string;
-  route: string;
-  state: OperationState;
-  business_key: string | null;
-  exclusive_scope: string | null;
-  agent_run_id: string | null;
-  provider_ref: string | null;
-  created_at: string;
-  updated_at: string;
-  response?: StoredResponse | null;
-}
+export type Operation = OperationJson;
 
 export interface Lease {
   token: string;
@@ -163,25 +126,6 @@ export interface SigningKey {
   /** C2SP note verifier key `<name>+<hash>+<base64>`. */
   note_verifier?: string;
   [member: string]: JsonValue | undefined;
-}
-
-export interface EventHeader {
-  seq: number;
-  account_id: string;
-  ts: string;
-  type: string;
-  operation_id: string | null;
-  idempotency_key: string | null;
-  fingerprint: string | null;
-  actor: string | null;
-  agent_run_id: string | null;
-  method: string | null;
-  route: string | null;
-  state: string | null;
-  provider_ref: string | null;
-  response_status: number | null;
-  payload_hash: string | null;
-  prev_hash: string;
 }
 
 export interface AuditEvent {

@@ -1,36 +1,13 @@
 import type { Selectable } from 'kysely';
 import type { OperationsTable } from '../../schema/database.js';
-import type { JsonValue } from '../core/json.js';
+import type { OperationJson, OperationState, StoredResponse } from '../core/wire.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Db } from '../store/store.js';
 import { isTerminal } from './states.js';
 
+export type { OperationJson, StoredResponse };
+
 export type OperationRow = Selectable<OperationsTable>;
-
-/** The response a gateway stored with `completed` (or an admin with `resolve`) and that retries replay. */
-export interface StoredResponse {
-  status: number;
-  headers?: Record<string, string>;
-  body?: JsonValue;
-}
-
-/** The contract's operation JSON: exactly these members, and `response` once terminal. */
-export interface OperationJson {
-  id: string;
-  account_id: string;
-  idempotency_key: string;
-  fingerprint: string;
-  method: string;
-  route: string;
-  state: string;
-  business_key: string | null;
-  exclusive_scope: string | null;
-  agent_run_id: string | null;
-  provider_ref: string | null;
-  created_at: string;
-  updated_at: string;
-  response?: StoredResponse | null;
-}
 
 export async function operationJson(trx: Db, ledger: Ledger, row: OperationRow): Promise<OperationJson> {
   const json: OperationJson = {
@@ -40,7 +17,8 @@ export async function operationJson(trx: Db, ledger: Ledger, row: OperationRow):
     fingerprint: row.fingerprint,
     method: row.method,
     route: row.route,
-    state: row.state,
+    // The column only ever holds states this code wrote.
+    state: row.state as OperationState,
     business_key: row.business_key,
     exclusive_scope: row.exclusive_scope,
     agent_run_id: row.agent_run_id,

@@ -1,11 +1,7 @@
 /** Operation states (contract §4) and the reports the state machine allows from each. */
-export const OPERATION_STATES = [
-  'awaiting_approval', 'approved', 'running', 'sent', 'accepted',
-  'succeeded', 'failed', 'denied', 'canceled', 'unknown',
-] as const;
-export type OperationState = (typeof OPERATION_STATES)[number];
+import { TERMINAL_STATES, type OperationState } from '../core/wire.js';
 
-export const TERMINAL_STATES: readonly OperationState[] = ['succeeded', 'failed', 'canceled', 'denied'];
+export { OPERATION_STATES, TERMINAL_STATES, type OperationState } from '../core/wire.js';
 
 /** States that hold a lease: when it runs out the write may or may not have happened. */
 export const LEASED_STATES: readonly OperationState[] = ['running', 'sent', 'accepted'];

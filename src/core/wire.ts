@@ -1,0 +1,37 @@
+import type { JsonValue } from './json.js';
+
+// The contract's wire formats (CONTRACT.md §4) that the service writes and the client
+// reads: one definition, so the two cannot drift apart. Types and constants only.
+
+export const OPERATION_STATES = [
+  'awaiting_approval', 'approved', 'running', 'sent', 'accepted',
+  'succeeded', 'failed', 'denied', 'canceled', 'unknown',
+] as const;
+export type OperationState = (typeof OPERATION_STATES)[number];
+
+export const TERMINAL_STATES: readonly OperationState[] = ['succeeded', 'failed', 'canceled', 'denied'];
+
+/** The response a gateway stores with `completed` (or an admin with `resolve`) and that retries replay. */
+export interface StoredResponse {
+  status: number;
+  headers?: Record<string, string>;
+  body?: JsonValue;
+}
+
+/** The contract's operation JSON: exactly these members, and `response` once terminal. */
+export interface OperationJson {
+  id: string;
+  account_id: string;
+  idempotency_key: string;
+  fingerprint: string;
+  method: string;
+  route: string;
+  state: OperationState;
+  business_key: string | null;
+  exclusive_scope: string | null;
+  agent_run_id: string | null;
+  provider_ref: string | null;
+  created_at: string;
+  updated_at: string;
+  response?: StoredResponse | null;
+}
