@@ -3,14 +3,9 @@ import type { AppError } from '../http/errors.js';
 import type { JsonValue } from '../core/json.js';
 import type { Principal } from '../principals/roles.js';
 import type { ApprovalPolicy } from '../policies/policies.js';
+import type { OperationSummary } from '../core/wire.js';
 
-/** What a human approver is shown about an operation (contract §4 `summary`). */
-export interface OperationSummary {
-  target?: string;
-  operation?: string;
-  consequence?: string;
-  reversible?: boolean;
-}
+export type { OperationSummary };
 
 /** The operation as the approvals domain needs to see it. */
 export interface GatedOperation {

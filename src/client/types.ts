@@ -1,10 +1,11 @@
 // Wire types of the Gatehouse v1 HTTP contract (../shared/CONTRACT.md), as a client sees them.
 // They describe what the server promises to send; members the contract leaves open are typed loosely.
 import type { JsonObject, JsonValue } from '../core/json.js';
-import type { OperationJson, OperationState, StoredResponse } from '../core/wire.js';
+import type { Checkpoint, OperationJson, OperationState, OperationSummary, StoredResponse } from '../core/wire.js';
+import type { SignedGrant } from '../core/grant.js';
 import type { EventHeader } from '../core/event-hash.js';
 
-export type { EventHeader, JsonObject, JsonValue, OperationJson, OperationState, StoredResponse };
+export type { Checkpoint, EventHeader, JsonObject, JsonValue, OperationJson, OperationState, OperationSummary, SignedGrant, StoredResponse };
 export { TERMINAL_STATES } from '../core/wire.js';
 
 export type Role = 'gateway' | 'approver' | 'auditor' | 'admin';
@@ -17,25 +18,9 @@ export interface Lease {
   expires_at: string;
 }
 
-export interface Summary {
-  target?: string;
-  operation?: string;
-  consequence?: string;
-  reversible?: boolean;
-}
+export type Summary = OperationSummary;
 
-export interface Grant {
-  approval_id: string;
-  operation_id: string;
-  account_id: string;
-  idempotency_key: string;
-  fingerprint: string;
-  approved_by: string[];
-  approved_at: string;
-  expires_at: string;
-  key_id: string;
-  signature: string;
-}
+export type Grant = SignedGrant;
 
 export type ApprovalState = 'pending' | 'approved' | 'denied' | 'expired';
 
@@ -139,13 +124,6 @@ export interface AuditPage {
   next_cursor: number | string | null;
 }
 
-export interface Checkpoint {
-  account_id: string;
-  tree_size: number;
-  root_hash: string;
-  created_at: string;
-  note: string;
-}
 
 export interface Principal {
   id: string;

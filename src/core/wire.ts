@@ -35,3 +35,20 @@ export interface OperationJson {
   updated_at: string;
   response?: StoredResponse | null;
 }
+
+/** What a human approver is shown about an operation (`summary` of a claim). */
+export interface OperationSummary {
+  target?: string;
+  operation?: string;
+  consequence?: string;
+  reversible?: boolean;
+}
+
+/** A signed checkpoint as the API returns it; the note is what is signed, created_at is informational. */
+export interface Checkpoint {
+  account_id: string;
+  tree_size: number;
+  root_hash: string;
+  created_at: string;
+  note: string;
+}

@@ -1,14 +1,8 @@
 import { checkpointBody, signNote } from '../core/note.js';
 import type { SigningKey } from '../core/signing-key.js';
+import type { Checkpoint } from '../core/wire.js';
 
-/** What the API returns; the note is what is signed, created_at is informational. */
-export interface Checkpoint {
-  account_id: string;
-  tree_size: number;
-  root_hash: string;
-  created_at: string;
-  note: string;
-}
+export type { Checkpoint };
 
 /** C2SP tlog-checkpoint origin: one log per account inside one ledger. */
 export function checkpointOrigin(ledgerId: string, accountId: string): string {
