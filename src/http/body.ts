@@ -8,6 +8,17 @@ const BODY_MAX_DEPTH = 65;
 
 /** Reads the raw body up to the limit, then parses it strictly (untrusted input: every failure is a 4xx). */
 export async function readJsonBody(ctx: Context, maxBytes: number): Promise<JsonValue> {
+  const bytes = await readRawBody(ctx, maxBytes);
+  try {
+    return parseStrictJson(bytes, { maxDepth: BODY_MAX_DEPTH });
+  } catch (error) {
+    if (error instanceof JsonInputError) throw new AppError(error.code, error.message);
+    throw error;
+  }
+}
+
+/** The request body's bytes, refused with 413 as soon as it passes `maxBytes` (declared or streamed). */
+export async function readRawBody(ctx: Context, maxBytes: number): Promise<Buffer> {
   const declared = Number(ctx.get('content-length') || NaN);
   if (declared > maxBytes) throw tooLarge(maxBytes);
   const chunks: Buffer[] = [];
@@ -20,12 +31,7 @@ export async function readJsonBody(ctx: Context, maxBytes: number): Promise<Json
     }
     chunks.push(chunk);
   }
-  try {
-    return parseStrictJson(Buffer.concat(chunks, total), { maxDepth: BODY_MAX_DEPTH });
-  } catch (error) {
-    if (error instanceof JsonInputError) throw new AppError(error.code, error.message);
-    throw error;
-  }
+  return Buffer.concat(chunks, total);
 }
 
 function tooLarge(maxBytes: number): AppError {
