@@ -30,6 +30,17 @@ export function tempDir(prefix = 'gatehouse-'): { dir: string; cleanup: () => vo
 }
 
 const running = new Set<ManagedProcess>();
+// A test worker that ends without its teardown must not leave servers behind holding ports and
+// database connections: they die with it. ava ends a timed-out worker with SIGTERM, whose default
+// action skips 'exit' handlers, so SIGTERM kills them too and is then raised again.
+const killRunning = () => {
+  for (const p of running) p.child.kill('SIGKILL');
+};
+process.once('exit', killRunning);
+process.once('SIGTERM', () => {
+  killRunning();
+  process.kill(process.pid, 'SIGTERM');
+});
 
 export class ManagedProcess {
   readonly child: ChildProcessWithoutNullStreams;
