@@ -21,10 +21,13 @@
  * answer it without the log.
  *
  * Failures. Every check keeps running after a failure (so counts stay meaningful), and the
- * verdict names the failure with the smallest seq (failures with no seq — a forged checkpoint
- * signature, an unwrappable data key — rank after any seq failure).
+ * verdict names the failure with the smallest seq. Every failure has a seq, so the report line
+ * always reads `TAMPERED at seq N` (CONTRACT §8): a checkpoint that is not trusted (forged
+ * signature, foreign origin, fields that disagree with its note) is reported at its tree size,
+ * an unwrappable data key at the first event with a payload (1 when none). Those two kinds
+ * say nothing about a particular event, so they rank after any failure of the log itself.
  */
-import { type EventHeader, EVENT_HEADER_FIELDS, GENESIS_PREV_HASH, eventHash } from './event-hash.js';
+import { type EventHeader, EVENT_HEADER_FIELDS, GENESIS_PREV_HASH, canonicalHeaderFromRow, eventHash, hashCanonicalHeader } from './event-hash.js';
 import { MerkleFrontier, sha256Digest } from './merkle.js';
 import { NoteError, parseCheckpointBody, verifyNote } from './note.js';
 import { SealError, openPayload, unwrapDataKey } from './seal.js';
@@ -74,8 +77,10 @@ export interface AccountVerdict {
 }
 
 interface Failure {
-  seq: number | null;
+  seq: number;
   reason: string;
+  /** A checkpoint or key failure: ranks after any failure found in the events themselves. */
+  secondary: boolean;
 }
 
 interface PendingCheckpoint {
@@ -113,6 +118,9 @@ export class ChainVerifier {
 
   #failure: Failure | null = null;
   #finished = false;
+  /** The wrapped data key did not unwrap; reported at the first event with a payload. */
+  #keyFailed = false;
+  #firstPayloadSeq: number | null = null;
 
   constructor(options: ChainVerifierOptions) {
     this.accountId = options.accountId;
@@ -124,7 +132,7 @@ export class ChainVerifier {
         this.#dataKey = unwrapDataKey(sodium, options.masterKey, options.accountId, options.wrappedDataKey);
       } catch (err) {
         if (!(err instanceof SealError)) throw err;
-        this.#fail(null, 'the data key does not unwrap under the master key (wrong master key, or the key row was altered)');
+        this.#keyFailed = true;
       }
     }
   }
@@ -139,12 +147,71 @@ export class ChainVerifier {
     }
   }
 
+  /**
+   * Check one event given as a database row (EVENT_ROW order: the 16 header fields in contract
+   * order, then hash and payload), in stored order. The fast path for readers of 1M-row
+   * ledgers: it builds no header object. A row is taken here only when every check passes
+   * (right types, seq and link as expected, header hashes to the stored hash, payload matches
+   * and, with the master key, decrypts); anything else goes through addEvent, which makes the
+   * same checks and names the failure. So this never accepts what addEvent would refuse.
+   */
+  addRow(r: readonly unknown[]): void {
+    const seq = r[0];
+    const prevHash = r[15];
+    if (seq === this.#expectedSeq && r[1] === this.accountId && prevHash === this.#prevHash && !this.#finished && !this.#keyFailed) {
+      const rs = r[13];
+      if (
+        typeof r[2] === 'string' && typeof r[3] === 'string' &&
+        isNullableString(r[4]) && isNullableString(r[5]) && isNullableString(r[6]) && isNullableString(r[7]) &&
+        isNullableString(r[8]) && isNullableString(r[9]) && isNullableString(r[10]) && isNullableString(r[11]) &&
+        isNullableString(r[12]) && isNullableString(r[14]) &&
+        (rs === null || (typeof rs === 'number' && Number.isSafeInteger(rs)))
+      ) {
+        const canonical = canonicalHeaderFromRow(r);
+        const hash = r[16];
+        if (canonical !== null && typeof hash === 'string' && hashCanonicalHeader(canonical) === hash) {
+          // hash is a SHA-256 output, so 64 lowercase hex digits
+          const payload = r[17];
+          const payloadHash = r[14];
+          if (
+            payload === null || payload === undefined
+              ? payloadHash === null
+              : payload instanceof Uint8Array && payloadHash !== null && sha256Digest('sha256', payload, 'hex') === payloadHash &&
+                (this.#dataKey === null || this.#opens(seq, payload))
+          ) {
+            this.#events++;
+            this.#expectedSeq = seq + 1;
+            this.#prevHash = hash;
+            this.#frontier.appendEventHash(hash);
+            this.#reached(this.#frontier.size);
+            return;
+          }
+        }
+      }
+    }
+    this.addEvent(rowEvent(r));
+  }
+
+  #opens(seq: number, payload: Uint8Array): boolean {
+    try {
+      openPayload(sodium, this.#dataKey!, this.accountId, seq, payload);
+      return true;
+    } catch (err) {
+      if (!(err instanceof SealError)) throw err;
+      return false;
+    }
+  }
+
   /** Check one event; events must come in stored order. */
   addEvent(event: VerifierEvent): void {
     this.#checkOpen();
     this.#events++;
     const { header, hash, payload } = event;
     const expected = this.#expectedSeq;
+    if (this.#keyFailed && this.#firstPayloadSeq === null && payload !== null && payload !== undefined) {
+      const s = (header as { seq?: unknown } | null)?.seq;
+      this.#firstPayloadSeq = isPositiveInt(s) ? s : expected;
+    }
 
     const malformed = headerProblem(header);
     const seq: number = malformed === null || isPositiveInt((header as { seq?: unknown })?.seq) ? header.seq : expected;
@@ -224,6 +291,7 @@ export class ChainVerifier {
     this.#checkOpen();
     const what = opts.given ? 'given checkpoint' : 'stored checkpoint';
     const label = typeof checkpoint?.tree_size === 'number' ? `${what} at size ${checkpoint.tree_size}` : what;
+    const claimed = claimedSize(checkpoint);
     let verifiedBy: string[];
     let body: string;
     try {
@@ -236,7 +304,7 @@ export class ChainVerifier {
           : err.code === 'invalid_signature'
             ? `has a bad signature (${err.message})`
             : `is not a signed note (${err.message})`;
-      this.#fail(null, `${label} ${why}`);
+      this.#fail(claimed, `${label} ${why}`, true);
       return;
     }
     let parsed;
@@ -244,7 +312,7 @@ export class ChainVerifier {
       parsed = parseCheckpointBody(body);
     } catch (err) {
       if (!(err instanceof NoteError)) throw err;
-      this.#fail(null, `${label}: ${err.message}`);
+      this.#fail(claimed, `${label}: ${err.message}`, true);
       return;
     }
     const { origin, treeSize, rootHash } = parsed;
@@ -253,16 +321,16 @@ export class ChainVerifier {
         ? [`gatehouse/${this.#ledgerId}/${this.accountId}`]
         : verifiedBy.filter((n) => n.startsWith('gatehouse/')).map((n) => `${n}/${this.accountId}`);
     if (!expectedOrigins.includes(origin)) {
-      this.#fail(null, `${what} at size ${treeSize} has origin ${JSON.stringify(origin)}, not ${expectedOrigins.map((o) => JSON.stringify(o)).join(' or ') || 'gatehouse/<ledger id>/' + this.accountId}`);
+      this.#fail(Math.max(treeSize, 1), `${what} at size ${treeSize} has origin ${JSON.stringify(origin)}, not ${expectedOrigins.map((o) => JSON.stringify(o)).join(' or ') || 'gatehouse/<ledger id>/' + this.accountId}`, true);
       return;
     }
     const rootHex = Buffer.from(rootHash).toString('hex');
     if (checkpoint.tree_size !== undefined && checkpoint.tree_size !== treeSize) {
-      this.#fail(null, `${what}: tree_size ${checkpoint.tree_size} differs from its signed note (${treeSize})`);
+      this.#fail(Math.max(treeSize, 1), `${what}: tree_size ${checkpoint.tree_size} differs from its signed note (${treeSize})`, true);
       return;
     }
     if (checkpoint.root_hash !== undefined && checkpoint.root_hash !== rootHex) {
-      this.#fail(null, `${what} at size ${treeSize}: root_hash differs from its signed note`);
+      this.#fail(Math.max(treeSize, 1), `${what} at size ${treeSize}: root_hash differs from its signed note`, true);
       return;
     }
     this.#checkpoints++;
@@ -292,6 +360,13 @@ export class ChainVerifier {
     if (!this.#finished) {
       this.#finished = true;
       const size = this.#frontier.size;
+      if (this.#keyFailed) {
+        this.#fail(
+          this.#firstPayloadSeq ?? 1,
+          'the data key does not unwrap under the master key (wrong master key, or the key row was altered)',
+          true,
+        );
+      }
       const waiting = [...this.#pending.values()].flat();
       if (waiting.length > 0) {
         const longest = waiting.reduce((a, b) => (b.size > a.size ? b : a));
@@ -347,14 +422,36 @@ export class ChainVerifier {
     else this.#mismatches.push({ size, given });
   }
 
-  #fail(seq: number | null, reason: string): void {
+  #fail(seq: number, reason: string, secondary = false): void {
     const f = this.#failure;
-    if (f === null || (seq !== null && (f.seq === null || seq < f.seq))) this.#failure = { seq, reason };
+    if (f === null || (f.secondary && !secondary) || (f.secondary === secondary && seq < f.seq)) this.#failure = { seq, reason, secondary };
   }
 
   #checkOpen(): void {
     if (this.#finished) throw new Error('ChainVerifier: already finished');
   }
+}
+
+/** A row in EVENT_ROW order as the verifier's event (the slow path; no check here). */
+export function rowEvent(r: readonly unknown[]): VerifierEvent {
+  const header = {
+    seq: r[0], account_id: r[1], ts: r[2], type: r[3], operation_id: r[4], idempotency_key: r[5],
+    fingerprint: r[6], actor: r[7], agent_run_id: r[8], method: r[9], route: r[10], state: r[11],
+    provider_ref: r[12], response_status: r[13], payload_hash: r[14], prev_hash: r[15],
+  } as EventHeader;
+  return { header, hash: r[16] as string, payload: (r[17] as Uint8Array | null | undefined) ?? null };
+}
+
+/**
+ * The size a checkpoint claims, for naming it in a failure: its JSON tree_size, else the size
+ * line of its (unverified) note; at least 1, since the report names a seq.
+ */
+function claimedSize(checkpoint: VerifierCheckpoint | null | undefined): number {
+  const fromJson = checkpoint?.tree_size;
+  if (typeof fromJson === 'number' && Number.isSafeInteger(fromJson)) return Math.max(fromJson, 1);
+  const note = checkpoint?.note;
+  const line = typeof note === 'string' ? /^[^\n]*\n(\d{1,15})\n/.exec(note)?.[1] : undefined;
+  return line === undefined ? 1 : Math.max(Number(line), 1);
 }
 
 function isPositiveInt(v: unknown): v is number {

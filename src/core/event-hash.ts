@@ -104,6 +104,56 @@ export function canonicalHeader(h: EventHeader): string {
   return canonicalize(only as JsonObject);
 }
 
+/**
+ * The fast path of canonicalHeader over a database row (columns in contract order, see
+ * src/verify/columns.ts: seq, account_id, ts, type, operation_id, idempotency_key, fingerprint,
+ * actor, agent_run_id, method, route, state, provider_ref, response_status, payload_hash,
+ * prev_hash), without building a header object. Returns null when the row needs the full JCS
+ * (a value JCS escapes or refuses) — the caller then takes the header path, which also
+ * reports wrong types. The caller must have checked the types: seq a safe integer,
+ * response_status a safe integer or null, account_id/ts/type/prev_hash strings, the others
+ * strings or null.
+ */
+export function canonicalHeaderFromRow(r: readonly unknown[]): string | null {
+  const account_id = r[1] as string, ts = r[2] as string, type = r[3] as string;
+  const operation_id = r[4] as string | null, idempotency_key = r[5] as string | null, fingerprint = r[6] as string | null;
+  const actor = r[7] as string | null, agent_run_id = r[8] as string | null, method = r[9] as string | null;
+  const route = r[10] as string | null, state = r[11] as string | null, provider_ref = r[12] as string | null;
+  const response_status = r[13] as number | null, payload_hash = r[14] as string | null, prev_hash = r[15] as string;
+  if (
+    NEEDS_CARE.test(
+      '' + account_id + actor + agent_run_id + fingerprint + idempotency_key + method + operation_id +
+        payload_hash + prev_hash + provider_ref + route + state + ts + type,
+    )
+  ) {
+    return null;
+  }
+  return (
+    '{"account_id":"' + account_id +
+    '","actor":' + q(actor) +
+    ',"agent_run_id":' + q(agent_run_id) +
+    ',"fingerprint":' + q(fingerprint) +
+    ',"idempotency_key":' + q(idempotency_key) +
+    ',"method":' + q(method) +
+    ',"operation_id":' + q(operation_id) +
+    ',"payload_hash":' + q(payload_hash) +
+    ',"prev_hash":"' + prev_hash +
+    '","provider_ref":' + q(provider_ref) +
+    ',"response_status":' + (response_status === null ? 'null' : '' + response_status) +
+    ',"route":' + q(route) +
+    ',"seq":' + r[0] +
+    ',"state":' + q(state) +
+    ',"ts":"' + ts +
+    '","type":"' + type +
+    '"}'
+  );
+}
+
+/** SHA-256("gatehouse:event:v1\n" + canonical header string), lowercase hex. */
+export function hashCanonicalHeader(canonical: string): string {
+  return sha256Digest('sha256', DOMAIN + canonical, 'hex');
+}
+
 /** SHA-256("gatehouse:event:v1\n" + JCS(header)), lowercase hex. Hashes exactly EVENT_HEADER_FIELDS. */
 export function eventHash(header: EventHeader): string {
   return sha256Digest('sha256', DOMAIN + canonicalHeader(header), 'hex');

@@ -6,7 +6,7 @@
 import pg from 'pg';
 import type { VerifierCheckpoint } from '../core/chain-verifier.js';
 import { VerifyInputError, ioErrorCode } from './errors.js';
-import { EVENT_COLUMNS, eventFromRow } from './columns.js';
+import { EVENT_COLUMNS } from './columns.js';
 import type { VerificationRun } from './run.js';
 
 const PAGE = 5000;
@@ -80,7 +80,7 @@ export class PostgresLedgerReader {
         values: [accountId, after],
         rowMode: 'array',
       });
-      for (const row of page.rows as unknown[][]) run.addEvent(eventFromRow(row));
+      for (const row of page.rows as unknown[][]) run.addRow(row);
       if (page.rows.length < PAGE) break;
       after = (page.rows[page.rows.length - 1] as unknown[])[0] as number;
     }

@@ -82,6 +82,15 @@ export class VerificationRun {
     if (++this.#events % PROGRESS_EVERY === 0) this.#options.onProgress?.(this.#events);
   }
 
+  /** One event as a database row in EVENT_COLUMNS order (ChainVerifier.addRow). */
+  addRow(row: readonly unknown[]): void {
+    const open = this.#open!;
+    open.verifier.addRow(row);
+    const seq = row[0];
+    if (typeof seq === 'number') open.lastSeq = seq;
+    if (++this.#events % PROGRESS_EVERY === 0) this.#options.onProgress?.(this.#events);
+  }
+
   /** A record that could not be read as an event at all: the log is damaged right after the last good one. */
   brokenRecord(reason: string): void {
     const open = this.#open!;

@@ -6,7 +6,7 @@
 import BetterSqlite3 from 'better-sqlite3';
 import type { VerifierCheckpoint } from '../core/chain-verifier.js';
 import { VerifyInputError, ioErrorCode } from './errors.js';
-import { EVENT_COLUMNS, eventFromRow } from './columns.js';
+import { EVENT_COLUMNS } from './columns.js';
 import type { VerificationRun } from './run.js';
 
 export class SqliteLedgerReader {
@@ -68,7 +68,7 @@ export class SqliteLedgerReader {
     ).all(accountId) as VerifierCheckpoint[];
     run.beginAccount({ accountId, checkpoints, ...(key !== undefined ? { wrappedDataKey: key[0] } : {}) });
     const events = this.#db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE account_id = ? ORDER BY seq`).raw(true);
-    for (const row of events.iterate(accountId)) run.addEvent(eventFromRow(row as unknown[]));
+    for (const row of events.iterate(accountId) as IterableIterator<unknown[]>) run.addRow(row);
     run.endAccount();
   }
 

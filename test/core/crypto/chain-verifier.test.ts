@@ -1,6 +1,6 @@
 import test from 'ava';
 import { type AccountVerdict, ChainVerifier, type VerifierCheckpoint, type VerifierEvent } from '../../../src/core/chain-verifier.js';
-import { type EventHeader, GENESIS_PREV_HASH, eventHash } from '../../../src/core/event-hash.js';
+import { EVENT_HEADER_FIELDS, type EventHeader, GENESIS_PREV_HASH, eventHash } from '../../../src/core/event-hash.js';
 import { sha256Hex } from '../../../src/core/hash.js';
 import { MerkleFrontier, leafHash } from '../../../src/core/merkle.js';
 import { checkpointBody, signNote } from '../../../src/core/note.js';
@@ -73,7 +73,35 @@ interface RunOptions {
   wrapped?: Uint8Array | null;
 }
 
+/** The event as a database row (src/verify/columns.ts order), for ChainVerifier.addRow. */
+function toRow(e: VerifierEvent): unknown[] {
+  const h = e.header as unknown as Record<string, unknown>;
+  return [...EVENT_HEADER_FIELDS.map((f) => h[f]), e.hash, e.payload];
+}
+
+/** A header with exactly the contract's fields, none undefined: what a database row can hold. */
+function rowShaped(e: VerifierEvent): boolean {
+  const h = e.header as unknown as Record<string, unknown> | null;
+  if (h === null || typeof h !== 'object') return false;
+  const keys = Object.keys(h);
+  return keys.length === EVENT_HEADER_FIELDS.length && EVENT_HEADER_FIELDS.every((f) => Object.hasOwn(h, f) && h[f] !== undefined);
+}
+
+/**
+ * Both feeding paths (addEvent with header objects, addRow with database rows) must reach the
+ * same verdict on every input: every test that verifies through here checks the fast path too.
+ */
 function verify(events: VerifierEvent[], opts: RunOptions = {}): AccountVerdict {
+  const byEvent = verifyVia(events, opts, false);
+  if (!events.every(rowShaped)) return byEvent;
+  const byRow = verifyVia(events, opts, true);
+  if (JSON.stringify(byRow) !== JSON.stringify(byEvent)) {
+    throw new Error(`addRow and addEvent disagree: ${JSON.stringify(byRow)} vs ${JSON.stringify(byEvent)}`);
+  }
+  return byEvent;
+}
+
+function verifyVia(events: VerifierEvent[], opts: RunOptions, rows: boolean): AccountVerdict {
   const v = new ChainVerifier({
     accountId: ACCOUNT,
     trustedKeys: [noteVerifierKey(logKey)],
@@ -84,18 +112,18 @@ function verify(events: VerifierEvent[], opts: RunOptions = {}): AccountVerdict 
   const order = opts.order ?? 'announced';
   if (order === 'checkpoints-first') {
     for (const { c, given } of cps) v.addCheckpoint(c, { given });
-    for (const e of events) v.addEvent(e);
+    for (const e of events) (rows ? v.addRow(toRow(e)) : v.addEvent(e));
   } else if (order === 'announced') {
     // export order: events, then checkpoints; the reader announced the sizes up front
     v.expectCheckpointSizes(cps.map(({ c }) => c.tree_size!));
-    for (const e of events) v.addEvent(e);
+    for (const e of events) (rows ? v.addRow(toRow(e)) : v.addEvent(e));
     for (const { c, given } of cps) v.addCheckpoint(c, { given });
   } else {
     const sorted = [...cps].sort((a, b) => a.c.tree_size! - b.c.tree_size!);
     let i = 0;
     for (const [k, e] of events.entries()) {
       while (i < sorted.length && sorted[i]!.c.tree_size! <= k) v.addCheckpoint(sorted[i]!.c, { given: sorted[i]!.given }), i++;
-      v.addEvent(e);
+      (rows ? v.addRow(toRow(e)) : v.addEvent(e));
     }
     for (; i < sorted.length; i++) v.addCheckpoint(sorted[i]!.c, { given: sorted[i]!.given });
   }
@@ -215,11 +243,11 @@ test('a rollback and rewrite (same length) is caught by a given checkpoint', (t)
   rechain(events, 25);
   const forgedStored = [10, 20, 30].map((s) => checkpointAt(events, s, signingKeyFromSeed(generateSeed(), `gatehouse/${LEDGER}`)));
   const v = verify(events, { checkpoints: forgedStored, given: [given] });
-  // the forged stored checkpoints are signed by an unknown key: reported without a seq, but the
-  // given checkpoint's root mismatch names a seq and wins
+  // the forged stored checkpoints are signed by an unknown key: reported at their tree size, but
+  // they rank after a failure found in the log itself, so the given checkpoint's root mismatch wins
   expectBad(t, v, 30, /differs from a signed given checkpoint/);
   const onlyForged = verify(events, { checkpoints: forgedStored });
-  expectBad(t, onlyForged, null, /stored checkpoint at size 10 is not signed by a trusted key/);
+  expectBad(t, onlyForged, 10, /stored checkpoint at size 10 is not signed by a trusted key/);
 });
 
 test('with the master key, an intact-hash payload that does not decrypt is tampering', (t) => {
@@ -239,20 +267,28 @@ test('with the master key, an intact-hash payload that does not decrypt is tampe
   expectBad(t, verify(moved, { withMasterKey: true }), 2, /does not decrypt/);
 });
 
-test('a wrong master key is reported without a seq', (t) => {
+test('a wrong master key is reported at the first event with a payload', (t) => {
   const { events } = fresh();
   const v = new ChainVerifier({ accountId: ACCOUNT, trustedKeys: [noteVerifierKey(logKey)], masterKey: generateKey(sodium), wrappedDataKey });
   for (const e of events) v.addEvent(e);
-  expectBad(t, v.finish(), null, /data key does not unwrap/);
+  expectBad(t, v.finish(), 1, /data key does not unwrap/);
+  // no payload at seq 1: the first one that cannot be opened
+  const later = new ChainVerifier({ accountId: ACCOUNT, trustedKeys: [noteVerifierKey(logKey)], masterKey: generateKey(sodium), wrappedDataKey });
+  const noFirst = fresh().events;
+  noFirst[0]!.payload = null;
+  noFirst[0]!.header = { ...noFirst[0]!.header, payload_hash: null };
+  rechain(noFirst);
+  for (const e of noFirst) later.addEvent(e);
+  expectBad(t, later.finish(), 2, /data key does not unwrap/);
 });
 
 test('checkpoints: foreign origin, unsigned fields that disagree with the note', (t) => {
   const { events } = fresh();
   const other = checkpointAt(events, 10, logKey, 'acct-2');
-  expectBad(t, verify(events, { checkpoints: [other] }), null, /origin "gatehouse\/L1\/acct-2", not "gatehouse\/L1\/acct-1"/);
+  expectBad(t, verify(events, { checkpoints: [other] }), 10, /origin "gatehouse\/L1\/acct-2", not "gatehouse\/L1\/acct-1"/);
   const cp = checkpointAt(events, 10);
-  expectBad(t, verify(events, { checkpoints: [{ ...cp, tree_size: 11 }], order: 'checkpoints-first' }), null, /tree_size 11 differs from its signed note/);
-  expectBad(t, verify(events, { checkpoints: [{ ...cp, root_hash: sha256Hex('r') }] }), null, /root_hash differs/);
+  expectBad(t, verify(events, { checkpoints: [{ ...cp, tree_size: 11 }], order: 'checkpoints-first' }), 10, /tree_size 11 differs from its signed note/);
+  expectBad(t, verify(events, { checkpoints: [{ ...cp, root_hash: sha256Hex('r') }] }), 10, /root_hash differs/);
   // a bare note (no JSON fields) works
   t.is(verify(events, { given: [{ note: cp.note }], order: 'checkpoints-first' }).reason, null);
   // without ledgerId, the origin must be the signing key's name + account
@@ -260,7 +296,7 @@ test('checkpoints: foreign origin, unsigned fields that disagree with the note',
   v.addCheckpoint(cp, { given: true });
   v.addCheckpoint(other, { given: true });
   for (const e of events) v.addEvent(e);
-  expectBad(t, v.finish(), null, /origin "gatehouse\/L1\/acct-2"/);
+  expectBad(t, v.finish(), 10, /origin "gatehouse\/L1\/acct-2"/);
 });
 
 test('the earliest failure wins, whichever check found it', (t) => {
@@ -294,5 +330,23 @@ test('a missing or non-hex stored hash is reported at its seq', (t) => {
     const { events } = fresh();
     (events[4] as { hash: unknown }).hash = bad;
     expectBad(t, verify(events), 5, /event 5: stored hash is not 64 lowercase hex digits/);
+  }
+});
+
+test('rows: escaped strings take the full JCS and verify; wrong column types are malformed on both paths', (t) => {
+  const events = buildChain(6);
+  events[1]!.header = { ...events[1]!.header, route: '/v1/"quoted"\\path', provider_ref: 'é\n中' };
+  rechain(events, 1);
+  t.is(verify(events).reason, null);
+  // an INTEGER where a string belongs, a BLOB, a REAL status: what a tampered SQLite row can hold
+  for (const [field, value] of [['actor', 5], ['route', Buffer.from('/x')], ['response_status', 201.5], ['seq', '3']] as const) {
+    const bad = buildChain(6);
+    bad[2]!.header = { ...bad[2]!.header, [field]: value } as unknown as EventHeader;
+    const row = bad.map(toRow);
+    const v = new ChainVerifier({ accountId: ACCOUNT, trustedKeys: [noteVerifierKey(logKey)], ledgerId: LEDGER });
+    for (const r of row) v.addRow(r);
+    const verdict = v.finish();
+    t.is(verdict.first_bad_seq, 3, `${field}: ${verdict.reason}`);
+    t.regex(verdict.reason!, /malformed header/);
   }
 });

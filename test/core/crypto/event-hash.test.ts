@@ -5,6 +5,7 @@ import {
   type EventHeader,
   GENESIS_PREV_HASH,
   canonicalHeader,
+  canonicalHeaderFromRow,
   eventHash,
   eventHashBytes,
 } from '../../../src/core/event-hash.js';
@@ -62,6 +63,26 @@ test('the header fast path agrees with canonicalize, including escapes and non-A
   // large but safe integers
   const big = { ...base, seq: Number.MAX_SAFE_INTEGER, response_status: 599 };
   t.is(canonicalHeader(big), canonicalize(big as unknown as JsonObject));
+});
+
+test('the row fast path equals canonicalize, or declines (null) for anything JCS escapes or refuses', (t) => {
+  const strings = ['', 'plain', 'quote " and \\ backslash', 'tab\there', 'nl\nx', '\u0000\u001f\u007f', 'é ü 中文 😀', '\u2028\u2029', '</script>', 'a/b', '/x\ud800', '\udc00y'];
+  let i = 0;
+  for (const s of strings) {
+    for (const field of EVENT_HEADER_FIELDS) {
+      if (field === 'seq' || field === 'response_status') continue;
+      const h = { ...base, seq: 1 + i++, [field]: s, response_status: i % 2 ? 201 : null };
+      const row = EVENT_HEADER_FIELDS.map((f) => h[f]);
+      const fast = canonicalHeaderFromRow(row);
+      const needsCare = /[\u0000-\u001f"\\\ud800-\udfff]/.test(s);
+      if (needsCare) t.is(fast, null, `${field}=${JSON.stringify(s)}`);
+      else t.is(fast, canonicalize(h as unknown as JsonObject), `${field}=${JSON.stringify(s)}`);
+    }
+  }
+  for (const [f, v] of [['agent_run_id', null], ['payload_hash', 'a'.repeat(64)], ['response_status', 0]] as const) {
+    const h = { ...base, seq: Number.MAX_SAFE_INTEGER, [f]: v };
+    t.is(canonicalHeaderFromRow(EVENT_HEADER_FIELDS.map((k) => h[k])), canonicalize(h as unknown as JsonObject));
+  }
 });
 
 test('a lone surrogate is refused, as JCS refuses it', (t) => {
