@@ -5,7 +5,7 @@
  *   payload:  key = the account's data key, AD = "gatehouse:payload:v1\n" + account_id + "\n" + seq
  *   data key: key = the master key,          AD = "gatehouse:data-key:v1\n" + account_id
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes } from './random.js';
 import type { Sodium } from './sodium.js';
 
 export const KEY_BYTES = 32;
@@ -43,8 +43,8 @@ function checkSeq(seq: number): void {
 }
 
 function seal(sodium: Sodium, key: Uint8Array, ad: Uint8Array, plaintext: Uint8Array): Uint8Array {
-  // node:crypto for the nonce: libsodium-wrappers fills it through WebCrypto 4 bytes per call,
-  // which profiled at ~10 % of a claim's CPU. The nonce only needs to be random (192 bits).
+  // Not libsodium's randombytes_buf: libsodium-wrappers fills it through WebCrypto 4 bytes
+  // per call, which profiled at ~10 % of a claim's CPU. The nonce only needs to be random (192 bits).
   const nonce = randomBytes(NONCE_BYTES);
   const ct = sodium.crypto_aead_xchacha20poly1305_ietf_encrypt(plaintext, ad, null, nonce, key);
   const out = new Uint8Array(NONCE_BYTES + ct.length);

@@ -1,4 +1,4 @@
-import crypto from 'node:crypto';
+import { randomBytes } from '../core/random.js';
 import { sha256Hex } from '../core/hash.js';
 import { constantTimeEqualHex } from '../principals/api-keys.js';
 import { rfc3339 } from '../core/time.js';
@@ -17,7 +17,7 @@ export interface IssuedLease {
 
 /** A fresh lease: 256 random bits, base64url. A new lease supersedes (fences off) the previous holder. */
 export function issueLease(nowMs: number, leaseSeconds: number): IssuedLease {
-  const token = crypto.randomBytes(32).toString('base64url');
+  const token = randomBytes(32).toString('base64url');
   const expiresAtMs = nowMs + leaseSeconds * 1000;
   return { lease: { token, expires_at: rfc3339(expiresAtMs) }, tokenHash: sha256Hex(token), expiresAtMs };
 }

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { randomBytes } from '../core/random.js';
 
 const KEY_PREFIX = 'gh_';
 const KEY_PATTERN = /^gh_[A-Za-z0-9_-]{43}$/;
@@ -24,5 +25,5 @@ export function constantTimeEqualHex(a: string, b: string): boolean {
 }
 
 export function newId(prefix: string): string {
-  return `${prefix}_${crypto.randomBytes(16).toString('base64url')}`;
+  return `${prefix}_${randomBytes(16).toString('base64url')}`;
 }
