@@ -31,6 +31,7 @@ const MODULES: Array<{ name: string; run?: Runner }> = [
     }),
   },
   { name: 'append' },
+  { name: 'claim-path' },
   {
     name: 'verify',
     // A tenth of the events in the smoke run (the fixture is cached per size in bench/results/).
