@@ -29,12 +29,15 @@ export function print(args: { json: boolean }, human: string, machine: unknown):
   process.stdout.write(args.json ? JSON.stringify(machine) + '\n' : human + '\n');
 }
 
+/** A flag's value that cannot be used: exit 2 with the message, like yargs' own usage errors. */
+export class UsageError extends Error {}
+
 /** Known failures become one clear line on stderr and exit 2; anything else is a bug and keeps its stack. */
 export async function runVerb(body: () => Promise<void>): Promise<void> {
   try {
     await body();
   } catch (error) {
-    if (error instanceof AppError || error instanceof KeyFileError || error instanceof PolicyConfigError || isIoError(error)) {
+    if (error instanceof UsageError || error instanceof AppError || error instanceof KeyFileError || error instanceof PolicyConfigError || isIoError(error)) {
       process.stderr.write(`gatehouse: ${(error as Error).message}\n`);
       process.exitCode = EXIT_USAGE;
       return;

@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { readConfig } from '../../src/config/config.js';
 import { createFirstAdmin, createKeys, needsInitialisation } from '../../src/bootstrap.js';
-import { runVerb, storeOptions, storeOptionsOf, type StoreArgs } from '../output.js';
+import { runVerb, storeOptions, storeOptionsOf, UsageError, type StoreArgs } from '../output.js';
 
 interface ServeArgs extends StoreArgs {
   host: string;
@@ -26,7 +26,13 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       import('../../src/context.js'), import('../../src/http/server.js'),
       import('../../src/http/body.js'), import('../../src/policies/policies.js'),
     ]);
-    const maxBodyBytes = parseByteSize(args['max-body']);
+    if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535, not ${args.port}`);
+    let maxBodyBytes: number;
+    try {
+      maxBodyBytes = parseByteSize(args['max-body']);
+    } catch (error) {
+      throw new UsageError(`--max-body: ${(error as Error).message}`);
+    }
     const config = readConfig({ ...storeOptionsOf(args), configFile: args.config });
     // Checked first, so a bad policies file stops start-up before an empty data dir gets its keys.
     const policies = config.policiesFile ? Policies.fromFile(config.policiesFile) : Policies.none();

@@ -1,0 +1,25 @@
+import test from 'ava';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { runCli } from '../helpers/cli.js';
+
+const cases: Array<[string, string[], RegExp]> = [
+  ['a port that is not a number', ['serve', '--port', 'abc'], /--port must be a whole number/],
+  ['a port out of range', ['serve', '--port', '99999'], /--port must be a whole number/],
+  ['an unreadable --max-body', ['serve', '--max-body', 'lots'], /--max-body: cannot read the size "lots"/],
+  ['an unknown verb', ['frobnicate'], /Unknown argument|name a command/],
+  ['shred without --yes', ['accounts', 'shred', 'acme'], /add --yes to confirm/],
+];
+
+for (const [situation, args, message] of cases) {
+  test(`the CLI: ${situation} exits 2 with one clear line and no stack trace`, async (t) => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-usage-'));
+    t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+    const result = await runCli([...args, '--data-dir', dataDir]);
+    t.is(result.code, 2);
+    t.regex(result.stderr, message);
+    t.notRegex(result.stderr, /^\s+at /m);
+    t.deepEqual(fs.readdirSync(dataDir), [], 'nothing was initialised');
+  });
+}
