@@ -27,7 +27,7 @@
  * an unwrappable data key at the first event with a payload (1 when none). Those two kinds
  * say nothing about a particular event, so they rank after any failure of the log itself.
  */
-import { type EventHeader, EVENT_HEADER_FIELDS, GENESIS_PREV_HASH, canonicalHeaderFromRow, eventHash, hashCanonicalHeader } from './event-hash.js';
+import { type EventHeader, EVENT_HEADER_FIELDS, GENESIS_PREV_HASH, checkEventRow, eventHash } from './event-hash.js';
 import { MerkleFrontier, sha256Digest } from './merkle.js';
 import { NoteError, parseCheckpointBody, verifyNote } from './note.js';
 import { SealError, openPayload, unwrapDataKey } from './seal.js';
@@ -156,50 +156,53 @@ export class ChainVerifier {
    * same checks and names the failure. So this never accepts what addEvent would refuse.
    */
   addRow(r: readonly unknown[]): void {
-    const seq = r[0];
-    const prevHash = r[15];
-    if (seq === this.#expectedSeq && r[1] === this.accountId && prevHash === this.#prevHash && !this.#finished && !this.#keyFailed) {
-      const rs = r[13];
-      if (
-        typeof r[2] === 'string' && typeof r[3] === 'string' &&
-        isNullableString(r[4]) && isNullableString(r[5]) && isNullableString(r[6]) && isNullableString(r[7]) &&
-        isNullableString(r[8]) && isNullableString(r[9]) && isNullableString(r[10]) && isNullableString(r[11]) &&
-        isNullableString(r[12]) && isNullableString(r[14]) &&
-        (rs === null || (typeof rs === 'number' && Number.isSafeInteger(rs)))
-      ) {
-        const canonical = canonicalHeaderFromRow(r);
-        const hash = r[16];
-        if (canonical !== null && typeof hash === 'string' && hashCanonicalHeader(canonical) === hash) {
-          // hash is a SHA-256 output, so 64 lowercase hex digits
-          const payload = r[17];
-          const payloadHash = r[14];
-          if (
-            payload === null || payload === undefined
-              ? payloadHash === null
-              : payload instanceof Uint8Array && payloadHash !== null && sha256Digest('sha256', payload, 'hex') === payloadHash &&
-                (this.#dataKey === null || this.#opens(seq, payload))
-          ) {
-            this.#events++;
-            this.#expectedSeq = seq + 1;
-            this.#prevHash = hash;
-            this.#frontier.appendEventHash(hash);
-            this.#reached(this.#frontier.size);
-            return;
-          }
-        }
+    if (!this.#finished && !this.#keyFailed) {
+      const hash = checkEventRow(r, this.#expectedSeq, this.#prevHash, this.accountId, this.#dataKey === null ? null : this.#opens);
+      if (hash !== null) {
+        this.#events++;
+        this.#expectedSeq = (r[0] as number) + 1;
+        this.#prevHash = hash;
+        this.#frontier.appendEventHash(hash);
+        this.#reached(this.#frontier.size);
+        return;
       }
     }
     this.addEvent(rowEvent(r));
   }
 
-  #opens(seq: number, payload: Uint8Array): boolean {
-    try {
-      openPayload(sodium, this.#dataKey!, this.accountId, seq, payload);
-      return true;
-    } catch (err) {
-      if (!(err instanceof SealError)) throw err;
-      return false;
+  /** With the data key: whether a payload opens under it, bound to account and seq. */
+  readonly #opens = (seq: number, payload: Uint8Array): boolean => payloadOpens(this.#dataKey!, this.accountId, seq, payload);
+
+  /**
+   * Whether rows checked elsewhere with checkEventRow (a worker thread verifying a slice of the
+   * log) may be taken through addCheckedLeaves: not when the data key failed to unwrap (every
+   * row then takes the reference path, which names the failure).
+   */
+  get acceptsCheckedLeaves(): boolean {
+    return !this.#finished && !this.#keyFailed;
+  }
+
+  /**
+   * Take `count` consecutive events that checkEventRow accepted elsewhere (each against its
+   * predecessor in the same run), given as their RFC 6962 leaf hashes (32 bytes each, from
+   * writeEventLeaf) in `leaves` at `offset`: `firstSeq` and `firstPrevHash` are the first
+   * event's seq and prev_hash, `lastHash` the last event's hash. Taken only when the run
+   * continues this chain exactly (its first seq is the next expected one and its prev_hash is
+   * the hash of the last event taken); returns false, and changes nothing, otherwise — the
+   * caller then feeds those rows through addRow, which names the failure.
+   */
+  addCheckedLeaves(firstSeq: number, firstPrevHash: string, lastHash: string, leaves: Buffer, offset: number, count: number): boolean {
+    if (!this.acceptsCheckedLeaves || count <= 0 || firstSeq !== this.#expectedSeq || firstPrevHash !== this.#prevHash) return false;
+    const frontier = this.#frontier;
+    const end = offset + count * 32;
+    for (let o = offset; o < end; o += 32) {
+      frontier.appendLeafAt(leaves, o);
+      this.#reached(frontier.size);
     }
+    this.#events += count;
+    this.#expectedSeq = firstSeq + count;
+    this.#prevHash = lastHash;
+    return true;
   }
 
   /** Check one event; events must come in stored order. */
@@ -429,6 +432,33 @@ export class ChainVerifier {
 
   #checkOpen(): void {
     if (this.#finished) throw new Error('ChainVerifier: already finished');
+  }
+}
+
+/** Whether a sealed payload opens under the data key, bound to account and seq. */
+export function payloadOpens(dataKey: Uint8Array, accountId: string, seq: number, payload: Uint8Array): boolean {
+  try {
+    openPayload(sodium, dataKey, accountId, seq, payload);
+    return true;
+  } catch (err) {
+    if (!(err instanceof SealError)) throw err;
+    return false;
+  }
+}
+
+/**
+ * The data key for checkEventRow outside a ChainVerifier (a worker thread): unwrapped under the
+ * master key, or null when there is no master key, no key (shredded or unknown) or it does not
+ * unwrap — in that last case the caller must not take the fast path at all (the verifier
+ * reports the key); ChainVerifier.acceptsCheckedLeaves tells it.
+ */
+export function unwrapForFastPath(masterKey: Uint8Array | undefined, accountId: string, wrapped: Uint8Array | null | undefined): Uint8Array | null {
+  if (masterKey === undefined || !wrapped) return null;
+  try {
+    return unwrapDataKey(sodium, masterKey, accountId, wrapped);
+  } catch (err) {
+    if (!(err instanceof SealError)) throw err;
+    return null;
   }
 }
 

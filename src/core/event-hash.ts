@@ -163,3 +163,44 @@ export function eventHash(header: EventHeader): string {
 export function eventHashBytes(header: EventHeader): Buffer {
   return sha256Digest('sha256', DOMAIN + canonicalHeader(header), 'buffer');
 }
+
+function isNullableString(v: unknown): boolean {
+  return v === null || typeof v === 'string';
+}
+
+/**
+ * The verifier's fast path over one database row (columns in contract order as for
+ * canonicalHeaderFromRow, then hash and payload): right types, the expected seq, account and
+ * link, the header hashes to the stored hash, the payload matches payload_hash and, when
+ * `opens` is given (the master key and the account's data key are known), opens. Returns the
+ * row's hash when every check passes, else null: the row must then go through
+ * ChainVerifier.addEvent, which makes the same checks and names the failure. Shared by
+ * ChainVerifier.addRow and the worker threads that check slices of a large log
+ * (src/verify/sqlite-slice-worker.ts), so both accept exactly the same rows.
+ */
+export function checkEventRow(
+  r: readonly unknown[], expectedSeq: number, prevHash: string, accountId: string,
+  opens: ((seq: number, payload: Uint8Array) => boolean) | null,
+): string | null {
+  const seq = r[0];
+  if (seq !== expectedSeq || r[1] !== accountId || r[15] !== prevHash) return null;
+  const rs = r[13];
+  if (
+    !(typeof r[2] === 'string' && typeof r[3] === 'string' &&
+      isNullableString(r[4]) && isNullableString(r[5]) && isNullableString(r[6]) && isNullableString(r[7]) &&
+      isNullableString(r[8]) && isNullableString(r[9]) && isNullableString(r[10]) && isNullableString(r[11]) &&
+      isNullableString(r[12]) && isNullableString(r[14]) &&
+      (rs === null || (typeof rs === 'number' && Number.isSafeInteger(rs))))
+  ) {
+    return null;
+  }
+  const canonical = canonicalHeaderFromRow(r);
+  const hash = r[16];
+  // equal to a SHA-256 output, so 64 lowercase hex digits
+  if (canonical === null || typeof hash !== 'string' || hashCanonicalHeader(canonical) !== hash) return null;
+  const payload = r[17];
+  const payloadHash = r[14];
+  if (payload === null || payload === undefined) return payloadHash === null ? hash : null;
+  if (!(payload instanceof Uint8Array) || payloadHash === null || sha256Digest('sha256', payload, 'hex') !== payloadHash) return null;
+  return opens === null || opens(expectedSeq, payload) ? hash : null;
+}

@@ -78,6 +78,17 @@ export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
   return sha256Digest('sha256', nodeScratch, 'buffer');
 }
 
+/**
+ * Write the RFC 6962 leaf hash of an event hash given in hex (64 hex digits) into `out` at
+ * `offset` (32 bytes): what a worker thread sends the frontier's owner (appendLeafAt).
+ */
+export function writeEventLeaf(eventHashHex: string, out: Buffer, offset: number): void {
+  if (typeof eventHashHex !== 'string' || eventHashHex.length !== 64 || leafScratch.write(eventHashHex, 1, 32, 'hex') !== 32) {
+    throw new RangeError('writeEventLeaf: expected 64 hex digits');
+  }
+  out.write(sha256Digest('sha256', leafScratch, 'binary'), offset, 32, 'latin1');
+}
+
 /** MTH of the empty tree: SHA-256 of the empty string. */
 export function emptyRoot(): Buffer {
   return binToBuffer(EMPTY_ROOT_BIN);
@@ -125,6 +136,12 @@ export class MerkleFrontier {
       throw new RangeError('MerkleFrontier.appendEventHash: expected 64 hex digits');
     }
     this.#push(sha256Digest('sha256', leafScratch, 'binary'));
+  }
+
+  /** Append the leaf hash (32 bytes, from writeEventLeaf) at `offset` in `leaves`: the parallel verifier's path. */
+  appendLeafAt(leaves: Buffer, offset: number): void {
+    if (offset < 0 || offset + 32 > leaves.length) throw new RangeError('MerkleFrontier.appendLeafAt: offset out of range');
+    this.#push(leaves.toString('latin1', offset, offset + 32));
   }
 
   #push(leaf: BinHash): void {

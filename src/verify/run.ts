@@ -91,6 +91,31 @@ export class VerificationRun {
     if (++this.#events % PROGRESS_EVERY === 0) this.#options.onProgress?.(this.#events);
   }
 
+  /** The master key given to this run (--master-key), for readers that check rows in worker threads. */
+  get masterKey(): Uint8Array | undefined {
+    return this.#options.masterKey;
+  }
+
+  /** Whether the open account's verifier takes rows checked elsewhere (ChainVerifier.acceptsCheckedLeaves). */
+  get acceptsCheckedLeaves(): boolean {
+    return this.#open?.verifier.acceptsCheckedLeaves ?? false;
+  }
+
+  /**
+   * A run of consecutive rows that checkRowFast accepted in a worker thread, as their leaf
+   * hashes (ChainVerifier.addCheckedLeaves). False when it does not continue the chain; the
+   * reader then feeds those rows through addRow.
+   */
+  addCheckedLeaves(firstSeq: number, firstPrevHash: string, lastHash: string, leaves: Buffer, offset: number, count: number): boolean {
+    const open = this.#open!;
+    if (!open.verifier.addCheckedLeaves(firstSeq, firstPrevHash, lastHash, leaves, offset, count)) return false;
+    open.lastSeq = firstSeq + count - 1;
+    const before = this.#events;
+    this.#events += count;
+    if (Math.floor(before / PROGRESS_EVERY) !== Math.floor(this.#events / PROGRESS_EVERY)) this.#options.onProgress?.(this.#events);
+    return true;
+  }
+
   /** A record that could not be read as an event at all: the log is damaged right after the last good one. */
   brokenRecord(reason: string): void {
     const open = this.#open!;

@@ -2,20 +2,26 @@
  * Reads a Gatehouse SQLite file for verify: opened read-only with better-sqlite3 directly (no
  * Kysely, no migrations, no context: nothing here may write or need the service), events
  * streamed one row at a time with `iterate()` in raw mode, so memory stays flat on any size.
+ * A large account is checked in slices on worker threads (sqlite-slices.ts).
  */
 import BetterSqlite3 from 'better-sqlite3';
-import type { VerifierCheckpoint } from '../core/chain-verifier.js';
+import { type VerifierCheckpoint, unwrapForFastPath } from '../core/chain-verifier.js';
 import { VerifyInputError, ioErrorCode } from './errors.js';
 import { EVENT_COLUMNS } from './columns.js';
 import type { VerificationRun } from './run.js';
+import { type ParallelSettings, parallelSettings, verifySlices } from './sqlite-slices.js';
 
 export class SqliteLedgerReader {
   readonly ledgerId: string | null;
   readonly #db: BetterSqlite3.Database;
+  readonly #file: string;
+  readonly #settings: ParallelSettings;
 
-  private constructor(db: BetterSqlite3.Database, ledgerId: string | null) {
+  private constructor(db: BetterSqlite3.Database, file: string, ledgerId: string | null) {
     this.#db = db;
+    this.#file = file;
     this.ledgerId = ledgerId;
+    this.#settings = parallelSettings();
   }
 
   static open(file: string): SqliteLedgerReader {
@@ -33,7 +39,7 @@ export class SqliteLedgerReader {
         if (!tables.has(table)) throw new VerifyInputError(`${file} is not a Gatehouse database (no ${table} table)`);
       }
       const row = db.prepare("SELECT value FROM meta WHERE key = 'ledger_id'").get() as { value: string } | undefined;
-      return new SqliteLedgerReader(db, typeof row?.value === 'string' ? row.value : null);
+      return new SqliteLedgerReader(db, file, typeof row?.value === 'string' ? row.value : null);
     } catch (error) {
       db.close();
       if (error instanceof VerifyInputError) throw error;
@@ -61,14 +67,31 @@ export class SqliteLedgerReader {
     return typeof total === 'number' ? total : 0;
   }
 
-  verifyAccount(run: VerificationRun, accountId: string): void {
+  async verifyAccount(run: VerificationRun, accountId: string): Promise<void> {
     const key = this.#db.prepare('SELECT wrapped_data_key FROM accounts WHERE id = ?').raw(true).get(accountId) as [Uint8Array | null] | undefined;
     const checkpoints = this.#db.prepare(
       'SELECT tree_size, root_hash, note FROM checkpoints WHERE account_id = ? ORDER BY tree_size',
     ).all(accountId) as VerifierCheckpoint[];
     run.beginAccount({ accountId, checkpoints, ...(key !== undefined ? { wrappedDataKey: key[0] } : {}) });
-    const events = this.#db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE account_id = ? ORDER BY seq`).raw(true);
-    for (const row of events.iterate(accountId) as IterableIterator<unknown[]>) run.addRow(row);
+    let after: number | null = null;
+    const maxSeq = this.#db.prepare('SELECT MAX(seq) FROM events WHERE account_id = ?').pluck().get(accountId);
+    if (
+      this.#settings.threads >= 2 && typeof maxSeq === 'number' && Number.isSafeInteger(maxSeq) &&
+      maxSeq >= this.#settings.minEvents && run.acceptsCheckedLeaves
+    ) {
+      const dataKey = unwrapForFastPath(run.masterKey, accountId, key?.[0]);
+      const result = await verifySlices({ file: this.#file, run, accountId, maxSeq, dataKey, settings: this.#settings });
+      if (result.done) {
+        run.endAccount();
+        return;
+      }
+      after = result.after;
+    }
+    // The reference path: every row in seq order (or those after the last one the slices gave).
+    const events = after === null
+      ? this.#db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE account_id = ? ORDER BY seq`).raw(true).iterate(accountId)
+      : this.#db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE account_id = ? AND seq > ? ORDER BY seq`).raw(true).iterate(accountId, after);
+    for (const row of events as IterableIterator<unknown[]>) run.addRow(row);
     run.endAccount();
   }
 

@@ -1,0 +1,93 @@
+/**
+ * A worker thread of the parallel SQLite verify (see sqlite-slices.ts). It opens the file
+ * read-only itself and checks one slice of an account's events at a time with checkEventRow —
+ * the same checks ChainVerifier.addRow's fast path makes — against its predecessor in the
+ * slice, and sends the Merkle leaf hashes of the rows it accepted in transferable batches.
+ * At the first row the fast path refuses (or any error) it stops the slice and says so: it
+ * never decides what is wrong; the main thread re-reads from there with the reference path.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import BetterSqlite3 from 'better-sqlite3';
+import { checkEventRow } from '../core/event-hash.js';
+import { writeEventLeaf } from '../core/merkle.js';
+import { EVENT_COLUMNS } from './columns.js';
+import type { SliceBatch, SliceEnd, SliceTask } from './sqlite-slices.js';
+
+const BATCH = 8192; // leaves per message: 256 KiB
+
+const port = parentPort!;
+const db = new BetterSqlite3((workerData as { file: string }).file, { readonly: true, fileMustExist: true });
+// One pass in seq order reuses no page: a small cache (better-sqlite3's default is 16 MB per connection).
+db.pragma('cache_size = -2048');
+
+type Opens = (seq: number, payload: Uint8Array) => boolean;
+/** libsodium is loaded only when payloads must be opened (--master-key). */
+async function opener(accountId: string, dataKey: Uint8Array | null): Promise<Opens | null> {
+  if (dataKey === null) return null;
+  const { payloadOpens } = await import('../core/chain-verifier.js');
+  return (seq, payload) => payloadOpens(dataKey, accountId, seq, payload);
+}
+const fromStart = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE account_id = ? ORDER BY seq`).raw(true);
+const between = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE account_id = ? AND seq > ? AND seq <= ? ORDER BY seq`).raw(true);
+const fromAfter = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE account_id = ? AND seq > ? ORDER BY seq`).raw(true);
+
+function rows(task: SliceTask): IterableIterator<unknown[]> {
+  const { accountId, after, upTo } = task;
+  if (after === null) return fromStart.iterate(accountId) as IterableIterator<unknown[]>;
+  if (upTo === null) return fromAfter.iterate(accountId, after) as IterableIterator<unknown[]>;
+  return between.iterate(accountId, after, upTo) as IterableIterator<unknown[]>;
+}
+
+function runSlice(task: SliceTask, opens: Opens | null): void {
+  const { id, accountId, after, upTo } = task;
+  let expected = after === null ? 1 : after + 1;
+  let prev: string | null = null;
+  let buf = Buffer.allocUnsafe(BATCH * 32);
+  let n = 0;
+  let firstSeq = expected;
+  let firstPrev = '';
+  let lastHash = '';
+  const flush = () => {
+    if (n === 0) return;
+    const message: SliceBatch = { id, kind: 'leaves', firstSeq, firstPrev, lastHash, count: n, leaves: buf.buffer as ArrayBuffer };
+    port.postMessage(message, [buf.buffer as ArrayBuffer]);
+    buf = Buffer.allocUnsafe(BATCH * 32);
+    n = 0;
+  };
+  let stopped = false;
+  try {
+    for (const r of rows(task)) {
+      // The first slice reads from the very first row in the reference order (whatever its seq) up to upTo.
+      if (after === null && upTo !== null && typeof r[0] === 'number' && r[0] > upTo) break;
+      const p: unknown = prev ?? r[15];
+      const hash: string | null = typeof p === 'string' ? checkEventRow(r, expected, p, accountId, opens) : null;
+      if (hash === null) {
+        stopped = true;
+        break;
+      }
+      if (n === 0) {
+        firstSeq = expected;
+        firstPrev = p as string;
+      }
+      writeEventLeaf(hash, buf, n * 32);
+      n++;
+      lastHash = hash;
+      prev = hash;
+      expected++;
+      if (n === BATCH) flush();
+    }
+  } catch {
+    stopped = true; // an I/O error: the reference path meets it again and reports it
+  }
+  flush();
+  const end: SliceEnd = { id, kind: 'end', stopped };
+  port.postMessage(end);
+}
+
+// Tasks run one at a time in arrival order (the main thread sends the next only after 'end').
+port.on('message', (task: SliceTask) => {
+  opener(task.accountId, task.dataKey).then(
+    (opens) => runSlice(task, opens),
+    () => port.postMessage({ id: task.id, kind: 'end', stopped: true } satisfies SliceEnd),
+  );
+});

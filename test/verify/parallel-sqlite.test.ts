@@ -1,0 +1,193 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import test from 'ava';
+import BetterSqlite3 from 'better-sqlite3';
+import { eventHash, type EventHeader } from '../../src/core/event-hash.js';
+import { VerificationRun } from '../../src/verify/run.js';
+import { SqliteLedgerReader } from '../../src/verify/sqlite-reader.js';
+import { verifySlices } from '../../src/verify/sqlite-slices.js';
+import { keysFromDataDir } from '../../src/verify/trust.js';
+import { runCli } from '../helpers/cli.js';
+import { ACCOUNT, createLedger, tamperSqlite, type TestLedger } from './ledger-fixture.js';
+
+/**
+ * The parallel SQLite verify (src/verify/sqlite-slices.ts) forced on a 30-event ledger: slices
+ * of 6 events on 2 worker threads (slice bounds after seq 6, 12, 18, 24), so seq 13 is the
+ * first of a slice, 15 in its middle, 18 its last, and 12|13 a slice boundary. Every tamper
+ * must give the very report the single-thread path gives: same exit code, same --json.
+ */
+
+const EVENTS = 30;
+const PARALLEL = { GATEHOUSE_VERIFY_THREADS: '2', GATEHOUSE_VERIFY_PARALLEL_MIN: '2', GATEHOUSE_VERIFY_SLICE: '6' };
+const SINGLE = { GATEHOUSE_VERIFY_THREADS: '1' };
+const COLS = 'ts, type, operation_id, idempotency_key, fingerprint, actor, agent_run_id, method, route, state, provider_ref, response_status, payload_hash, prev_hash, hash, payload';
+
+let base: Promise<{ ledger: TestLedger; db: string; cp10: string; cp30: string }> | undefined;
+
+/** One ledger for the whole file (30 events, checkpoints at 10 and 30 stored and saved); each case edits a copy. */
+function baseLedger(t: { teardown(fn: () => unknown): void }) {
+  base ??= (async () => {
+    const ledger = await createLedger('sqlite');
+    await ledger.append(10);
+    const cp10 = (await ledger.saveCheckpoint('cp-10.json')).file;
+    await ledger.append(EVENTS - 10);
+    const cp30 = (await ledger.saveCheckpoint('cp-30.json')).file;
+    await ledger.close();
+    return { ledger, db: (ledger.store.config.store as { file: string }).file, cp10, cp30 };
+  })();
+  void t;
+  return base;
+}
+
+test.after.always(async () => {
+  if (base) await (await base).ledger.store.drop();
+});
+
+let copies = 0;
+async function copyOf(t: { teardown(fn: () => unknown): void }): Promise<{ db: string; dataDir: string; cp10: string; cp30: string; masterKey: string }> {
+  const { ledger, db, cp10, cp30 } = await baseLedger(t);
+  const file = path.join(ledger.store.dataDir, `copy-${process.pid}-${++copies}.db`);
+  const source = new BetterSqlite3(db, { readonly: true });
+  await source.backup(file);
+  source.close();
+  t.teardown(() => fs.rmSync(file, { force: true }));
+  return { db: file, dataDir: ledger.store.dataDir, cp10, cp30, masterKey: ledger.file('master.key') };
+}
+
+async function both(t: import('ava').ExecutionContext, args: string[]) {
+  const run = async (env: Record<string, string>) => {
+    const r = await runCli(['verify', ...args, '--json'], { env });
+    return { code: r.code, report: r.stdout === '' ? null : JSON.parse(r.stdout), stderr: r.stderr };
+  };
+  const [single, parallel] = await Promise.all([run(SINGLE), run(PARALLEL)]);
+  t.is(parallel.code, single.code, parallel.stderr);
+  t.deepEqual(parallel.report, single.report);
+  return single;
+}
+
+function header(db: BetterSqlite3.Database, seq: number): EventHeader {
+  return db.prepare(
+    'SELECT seq, account_id, ts, type, operation_id, idempotency_key, fingerprint, actor, agent_run_id, method, route, state, ' +
+      'provider_ref, response_status, payload_hash, prev_hash FROM events WHERE account_id = ? AND seq = ?',
+  ).get(ACCOUNT, seq) as EventHeader;
+}
+
+function rechain(db: BetterSqlite3.Database, from: number): void {
+  let prev = db.prepare('SELECT hash FROM events WHERE account_id = ? AND seq = ?').pluck().get(ACCOUNT, from - 1) as string;
+  for (let seq = from; seq <= EVENTS; seq++) {
+    const hash = eventHash({ ...header(db, seq), prev_hash: prev });
+    db.prepare('UPDATE events SET prev_hash = ?, hash = ? WHERE account_id = ? AND seq = ?').run(prev, hash, ACCOUNT, seq);
+    prev = hash;
+  }
+}
+
+function flipPayload(db: BetterSqlite3.Database, seq: number): void {
+  const payload = db.prepare('SELECT payload FROM events WHERE account_id = ? AND seq = ?').pluck().get(ACCOUNT, seq) as Buffer;
+  payload[payload.length - 3] ^= 0x01;
+  db.prepare('UPDATE events SET payload = ? WHERE account_id = ? AND seq = ?').run(payload, ACCOUNT, seq);
+}
+
+function swap(db: BetterSqlite3.Database, a: number, b: number): void {
+  const rowA = db.prepare(`SELECT ${COLS} FROM events WHERE account_id = ? AND seq = ?`).raw(true).get(ACCOUNT, a) as unknown[];
+  const rowB = db.prepare(`SELECT ${COLS} FROM events WHERE account_id = ? AND seq = ?`).raw(true).get(ACCOUNT, b) as unknown[];
+  const set = COLS.split(', ').map((c) => `${c} = ?`).join(', ');
+  db.prepare(`UPDATE events SET ${set} WHERE account_id = ? AND seq = ?`).run(...rowB, ACCOUNT, a);
+  db.prepare(`UPDATE events SET ${set} WHERE account_id = ? AND seq = ?`).run(...rowA, ACCOUNT, b);
+}
+
+test('the slices run on worker threads under ava: an intact ledger is taken whole, a tampered slice hands over where it stops', async (t) => {
+  const { db, dataDir } = await copyOf(t);
+  const settings = { threads: 2, minEvents: 2, sliceEvents: 6 };
+  const slices = async () => {
+    const reader = SqliteLedgerReader.open(db);
+    const run = new VerificationRun({ trustedKeys: keysFromDataDir(dataDir, reader.ledgerId), ledgerId: reader.ledgerId, given: [] });
+    run.beginAccount({ accountId: ACCOUNT, checkpoints: [] });
+    try {
+      return await verifySlices({ file: db, run, accountId: ACCOUNT, maxSeq: EVENTS, dataKey: null, settings });
+    } finally {
+      run.finish();
+      reader.close();
+    }
+  };
+  t.deepEqual(await slices(), { done: true });
+  tamperSqlite(db, (d) => flipPayload(d, 15));
+  t.deepEqual(await slices(), { done: false, after: 14 });
+});
+
+test('intact, with and without --master-key: the same report on both paths', async (t) => {
+  const c = await copyOf(t);
+  const plain = await both(t, ['--db', c.db, '--data-dir', c.dataDir]);
+  t.is(plain.code, 0);
+  t.is(plain.report.accounts[0].events, EVENTS);
+  const keyed = await both(t, ['--db', c.db, '--data-dir', c.dataDir, '--master-key', c.masterKey, '--checkpoint', c.cp10]);
+  t.is(keyed.code, 0);
+});
+
+for (const seq of [1, 13, 15, 18, 30]) {
+  test(`payload byte changed at seq ${seq}: same report on both paths`, async (t) => {
+    const c = await copyOf(t);
+    tamperSqlite(c.db, (db) => flipPayload(db, seq));
+    const r = await both(t, ['--db', c.db, '--data-dir', c.dataDir, '--master-key', c.masterKey]);
+    t.is(r.code, 1);
+    t.is(r.report.accounts[0].first_bad_seq, seq);
+  });
+
+  test(`header field changed at seq ${seq}: same report on both paths`, async (t) => {
+    const c = await copyOf(t);
+    tamperSqlite(c.db, (db) => db.prepare("UPDATE events SET state = 'succeeded' WHERE account_id = ? AND seq = ?").run(ACCOUNT, seq));
+    const r = await both(t, ['--db', c.db, '--data-dir', c.dataDir]);
+    t.is(r.code, 1);
+    t.is(r.report.accounts[0].first_bad_seq, seq);
+  });
+}
+
+for (const seq of [1, 12, 13, 15, 18, 30]) {
+  test(`deleted event ${seq}: same report on both paths`, async (t) => {
+    const c = await copyOf(t);
+    tamperSqlite(c.db, (db) => db.prepare('DELETE FROM events WHERE account_id = ? AND seq = ?').run(ACCOUNT, seq));
+    const r = await both(t, ['--db', c.db, '--data-dir', c.dataDir]);
+    t.is(r.code, 1);
+  });
+}
+
+for (const [a, b] of [[12, 13], [6, 7], [14, 15], [18, 19]] as const) {
+  test(`events ${a} and ${b} swapped: same report on both paths`, async (t) => {
+    const c = await copyOf(t);
+    tamperSqlite(c.db, (db) => swap(db, a, b));
+    const r = await both(t, ['--db', c.db, '--data-dir', c.dataDir]);
+    t.is(r.code, 1);
+    t.is(r.report.accounts[0].first_bad_seq, a);
+  });
+}
+
+test('a re-chained forgery from the middle of a slice: caught by the checkpoint, same report on both paths', async (t) => {
+  const c = await copyOf(t);
+  tamperSqlite(c.db, (db) => {
+    db.prepare("UPDATE events SET route = '/v1/forged' WHERE account_id = ? AND seq = 15").run(ACCOUNT);
+    rechain(db, 15);
+  });
+  const r = await both(t, ['--db', c.db, '--data-dir', c.dataDir]);
+  t.is(r.code, 1);
+  t.is(r.report.accounts[0].first_bad_seq, 30);
+});
+
+test('a cut-off tail caught by a saved checkpoint, a seq that is not a number, a wrong master key: same reports', async (t) => {
+  const tail = await copyOf(t);
+  tamperSqlite(tail.db, (db) => {
+    db.prepare('DELETE FROM events WHERE account_id = ? AND seq > 20').run(ACCOUNT);
+    db.prepare('DELETE FROM checkpoints WHERE tree_size > 20').run();
+  });
+  t.is((await both(t, ['--db', tail.db, '--data-dir', tail.dataDir, '--checkpoint', tail.cp30])).code, 1);
+
+  const text = await copyOf(t);
+  tamperSqlite(text.db, (db) => db.prepare("UPDATE events SET seq = 'x' WHERE account_id = ? AND seq = 15").run(ACCOUNT));
+  const r = await both(t, ['--db', text.db, '--data-dir', text.dataDir]);
+  t.is(r.code, 1);
+  t.is(r.report.accounts[0].first_bad_seq, 15);
+
+  const key = await copyOf(t);
+  const wrong = path.join(path.dirname(key.db), `wrong-${process.pid}.key`);
+  fs.writeFileSync(wrong, Buffer.alloc(32, 9).toString('base64') + '\n');
+  t.teardown(() => fs.rmSync(wrong, { force: true }));
+  t.is((await both(t, ['--db', key.db, '--data-dir', key.dataDir, '--master-key', wrong])).code, 1);
+});
