@@ -4,12 +4,18 @@
  * only the SHA-256 work verify must do over the same events (each event hash over its
  * canonical header, the RFC 6962 leaf, the interior nodes of the frontier).
  *
+ * Verify checks a large account in slices on worker threads (src/verify/sqlite-slices.ts), so
+ * its wall time depends on free cores: on a shared machine compare events per CPU-second too,
+ * and the load average recorded with the run. Run directly, the bench also measures the same
+ * binary with GATEHOUSE_VERIFY_THREADS=1 (the single-thread path) for comparison.
+ *
  *   npx tsx bench/verify.ts [events]      (default 1,000,000; the fixture is cached in bench/results/)
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { hash } from 'node:crypto';
+import os from 'node:os';
 import BetterSqlite3 from 'better-sqlite3';
 import { type EventHeader } from '../src/core/event-hash.js';
 import { canonicalize } from '../src/core/jcs.js';
@@ -36,7 +42,14 @@ export interface VerifyBenchResult {
   /** The same plus each payload's SHA-256 (verify checks payload_hash too). */
   ceilingWithPayloadsEventsPerSecond: number;
   fractionOfCeiling: number;
+  /** events / cpuSeconds: all threads' CPU time, start-up included. */
+  eventsPerCpuSecond: number | null;
+  /** GATEHOUSE_VERIFY_THREADS for this run (default: min(cores, 4) worker threads). */
+  threads: string;
+  loadAverage: { start: number; end: number };
   exitCode: number | null;
+  /** The same with GATEHOUSE_VERIFY_THREADS=1, when asked for. */
+  singleThread?: { seconds: number; eventsPerSecond: number; cpuSeconds: number | null; eventsPerCpuSecond: number | null; peakRssMiB: number; fractionOfCeiling: number };
 }
 
 interface ChildRun {
@@ -48,12 +61,12 @@ interface ChildRun {
 }
 
 /** Peak RSS from /usr/bin/time -v when present, else by polling /proc/<pid>/status VmHWM. */
-function runMeasured(args: string[]): Promise<ChildRun> {
+function runMeasured(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ChildRun> {
   const useTime = fs.existsSync('/usr/bin/time');
   const [cmd, argv] = useTime ? ['/usr/bin/time', ['-v', process.execPath, BIN, ...args]] : [process.execPath, [BIN, ...args]];
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn(cmd, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     let polledPeak = 0;
@@ -122,16 +135,19 @@ export function hashCeiling(dbFile: string, accountId: string): { withoutPayload
   };
 }
 
-export async function benchVerify(options: { events?: number } = {}): Promise<VerifyBenchResult> {
+export async function benchVerify(options: { events?: number; compareSingleThread?: boolean } = {}): Promise<VerifyBenchResult> {
   const events = options.events ?? 1_000_000;
+  const loadStart = os.loadavg()[0]!;
   const fixture = await ledgerFixture(events);
   const tiny = await ledgerFixture(1);
   const args = (f: typeof fixture) => ['verify', '--db', f.dbFile, '--data-dir', f.dataDir, '--json'];
   await runMeasured(args(tiny)); // warm the file cache and the tsx cache
   const startup = await runMeasured(args(tiny));
   const run = await runMeasured(args(fixture));
+  const single = options.compareSingleThread ? await runMeasured(args(fixture), { GATEHOUSE_VERIFY_THREADS: '1' }) : null;
   const ceiling = hashCeiling(fixture.dbFile, fixture.accountId);
   const eventsPerSecond = events / run.seconds;
+  const perCpu = (r: ChildRun) => (r.cpuSeconds === null ? null : events / r.cpuSeconds);
   return {
     events,
     command: `gatehouse ${args(fixture).join(' ')}`,
@@ -143,11 +159,24 @@ export async function benchVerify(options: { events?: number } = {}): Promise<Ve
     ceilingEventsPerSecond: ceiling.withoutPayloads,
     ceilingWithPayloadsEventsPerSecond: ceiling.withPayloads,
     fractionOfCeiling: eventsPerSecond / ceiling.withoutPayloads,
+    eventsPerCpuSecond: perCpu(run),
+    threads: process.env.GATEHOUSE_VERIFY_THREADS ?? 'default',
+    loadAverage: { start: loadStart, end: os.loadavg()[0]! },
     exitCode: run.code,
+    ...(single === null ? {} : {
+      singleThread: {
+        seconds: single.seconds,
+        eventsPerSecond: events / single.seconds,
+        cpuSeconds: single.cpuSeconds,
+        eventsPerCpuSecond: perCpu(single),
+        peakRssMiB: single.peakRssKiB / 1024,
+        fractionOfCeiling: events / single.seconds / ceiling.withoutPayloads,
+      },
+    }),
   };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const result = await benchVerify({ events: process.argv[2] ? Number(process.argv[2]) : undefined });
+  const result = await benchVerify({ events: process.argv[2] ? Number(process.argv[2]) : undefined, compareSingleThread: true });
   console.log(JSON.stringify(result, null, 2));
 }

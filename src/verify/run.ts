@@ -102,7 +102,7 @@ export class VerificationRun {
   }
 
   /**
-   * A run of consecutive rows that checkRowFast accepted in a worker thread, as their leaf
+   * A run of consecutive rows that checkEventRow accepted in a worker thread, as their leaf
    * hashes (ChainVerifier.addCheckedLeaves). False when it does not continue the chain; the
    * reader then feeds those rows through addRow.
    */

@@ -80,7 +80,7 @@ export class SqliteLedgerReader {
       maxSeq >= this.#settings.minEvents && run.acceptsCheckedLeaves
     ) {
       const dataKey = unwrapForFastPath(run.masterKey, accountId, key?.[0]);
-      const result = await verifySlices({ file: this.#file, run, accountId, maxSeq, dataKey, settings: this.#settings });
+      const result = await verifySlices({ file: this.#file, db: this.#db, run, accountId, maxSeq, dataKey, settings: this.#settings });
       if (result.done) {
         run.endAccount();
         return;

@@ -10,8 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
 import { checkEventRow } from '../core/event-hash.js';
 import { writeEventLeaf } from '../core/merkle.js';
-import { EVENT_COLUMNS } from './columns.js';
-import type { SliceBatch, SliceEnd, SliceTask } from './sqlite-slices.js';
+import { type SliceBatch, type SliceEnd, type SliceTask, sliceRows } from './sqlite-slices.js';
 
 const BATCH = 8192; // leaves per message: 256 KiB
 
@@ -27,19 +26,8 @@ async function opener(accountId: string, dataKey: Uint8Array | null): Promise<Op
   const { payloadOpens } = await import('../core/chain-verifier.js');
   return (seq, payload) => payloadOpens(dataKey, accountId, seq, payload);
 }
-const fromStart = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE account_id = ? ORDER BY seq`).raw(true);
-const between = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE account_id = ? AND seq > ? AND seq <= ? ORDER BY seq`).raw(true);
-const fromAfter = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE account_id = ? AND seq > ? ORDER BY seq`).raw(true);
-
-function rows(task: SliceTask): IterableIterator<unknown[]> {
-  const { accountId, after, upTo } = task;
-  if (after === null) return fromStart.iterate(accountId) as IterableIterator<unknown[]>;
-  if (upTo === null) return fromAfter.iterate(accountId, after) as IterableIterator<unknown[]>;
-  return between.iterate(accountId, after, upTo) as IterableIterator<unknown[]>;
-}
-
 function runSlice(task: SliceTask, opens: Opens | null): void {
-  const { id, accountId, after, upTo } = task;
+  const { id, accountId, after } = task;
   let expected = after === null ? 1 : after + 1;
   let prev: string | null = null;
   let buf = Buffer.allocUnsafe(BATCH * 32);
@@ -56,9 +44,7 @@ function runSlice(task: SliceTask, opens: Opens | null): void {
   };
   let stopped = false;
   try {
-    for (const r of rows(task)) {
-      // The first slice reads from the very first row in the reference order (whatever its seq) up to upTo.
-      if (after === null && upTo !== null && typeof r[0] === 'number' && r[0] > upTo) break;
+    for (const r of sliceRows(db, task)) {
       const p: unknown = prev ?? r[15];
       const hash: string | null = typeof p === 'string' ? checkEventRow(r, expected, p, accountId, opens) : null;
       if (hash === null) {

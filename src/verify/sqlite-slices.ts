@@ -3,15 +3,18 @@
  * costs as much as all the hashing, so one thread cannot keep up with the SHA-256 ceiling.
  *
  * The account's seq range is cut into contiguous slices (at most `sliceEvents` each, so the
- * leaves waiting for the main thread stay bounded whatever the log's size). Worker threads
- * (sqlite-slice-worker.ts), each with its own read-only connection, check one slice at a time
- * with checkRowFast — exactly the rows ChainVerifier.addRow's fast path accepts — and send the
- * Merkle leaf hashes back in batches. The main thread feeds the batches in seq order to the
- * account's ChainVerifier (addCheckedLeaves), which checks every batch boundary (next seq,
- * prev_hash = hash of the last event taken), appends the leaves to its frontier and compares
- * every checkpoint at its size exactly as for single-thread rows.
+ * leaves waiting for the main thread stay bounded whatever the log's size). With T threads the
+ * main thread reads every T-th slice itself through the reference path (run.addRow); T-1
+ * worker threads (sqlite-slice-worker.ts), each with its own read-only connection, check the
+ * others with checkEventRow — exactly the rows ChainVerifier.addRow's fast path accepts — and
+ * send their Merkle leaf hashes back in batches. The main thread feeds everything in seq order
+ * to the account's ChainVerifier: worker batches through addCheckedLeaves, which checks every
+ * batch boundary (next seq, prev_hash = hash of the last event taken), appends the leaves to
+ * its frontier and compares every checkpoint at its size exactly as for single-thread rows.
+ * Taking a batch there is equivalent to addRow on its rows (the same check against the same
+ * expected seq and prev_hash), so the verifier's state is the reference path's.
  *
- * Failures are never judged here. At the first row a worker's fast path refuses, or a
+ * Failures are never judged in a worker. At the first row a worker's fast path refuses, or a
  * boundary that does not link, or any worker error, the slices stop and the main thread goes
  * on from the last event taken with the single-thread reference path (addRow over `seq >
  * last`, in the same order the reference query gives): the verifier's state at that point is
@@ -25,6 +28,8 @@
  */
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
+import type BetterSqlite3 from 'better-sqlite3';
+import { EVENT_COLUMNS } from './columns.js';
 import type { VerificationRun } from './run.js';
 
 export interface SliceTask {
@@ -55,7 +60,7 @@ export interface SliceEnd {
 }
 
 export interface ParallelSettings {
-  /** Worker threads; below 2 the single-thread path is used. */
+  /** Threads reading slices, this one included; below 2 the single-thread path is used. */
   threads: number;
   /** Accounts with fewer events keep the single-thread path (start-up of workers costs ~0.2 s). */
   minEvents: number;
@@ -70,15 +75,17 @@ function positiveInt(value: string | undefined, fallback: number): number {
 }
 
 /**
- * Defaults: min(available cores, 4) workers, for accounts of 50,000 events or more, slices of
- * at most 262,144 events. GATEHOUSE_VERIFY_THREADS (0 or 1: single thread),
+ * Defaults: min(available cores, 3) threads (this one and up to two workers: each worker adds
+ * ~40 MB to peak RSS on a 1M-event log, measured 204 MiB with 2 threads, 240 with 3, 280 with
+ * 4 against the 256 MiB budget), for accounts of 50,000 events or more, slices of at most
+ * 262,144 events. GATEHOUSE_VERIFY_THREADS (0 or 1: single thread),
  * GATEHOUSE_VERIFY_PARALLEL_MIN and GATEHOUSE_VERIFY_SLICE override them (tests force the
  * parallel path on small ledgers with them). Read here rather than in src/config because
  * verify is an offline tool on src/core and src/verify only.
  */
 export function parallelSettings(env: NodeJS.ProcessEnv = process.env): ParallelSettings {
   return {
-    threads: positiveInt(env.GATEHOUSE_VERIFY_THREADS, Math.min(os.availableParallelism(), 4)),
+    threads: positiveInt(env.GATEHOUSE_VERIFY_THREADS, Math.min(os.availableParallelism(), 3)),
     minEvents: Math.max(positiveInt(env.GATEHOUSE_VERIFY_PARALLEL_MIN, 50_000), 2),
     sliceEvents: Math.max(positiveInt(env.GATEHOUSE_VERIFY_SLICE, 262_144), 1),
   };
@@ -107,103 +114,126 @@ function startWorker(file: string): Worker {
   return new Worker(new URL('./sqlite-slice-worker.js', self), { workerData: { file }, resourceLimits: WORKER_LIMITS });
 }
 
+/** The rows of one slice in the reference order (`ORDER BY seq`), from a connection's own statements. */
+export function* sliceRows(db: BetterSqlite3.Database, task: Pick<SliceTask, 'accountId' | 'after' | 'upTo'>): Generator<unknown[]> {
+  const { accountId, after, upTo } = task;
+  const rows = (
+    after === null
+      ? db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE account_id = ? ORDER BY seq`).raw(true).iterate(accountId)
+      : upTo === null
+        ? db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE account_id = ? AND seq > ? ORDER BY seq`).raw(true).iterate(accountId, after)
+        : db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE account_id = ? AND seq > ? AND seq <= ? ORDER BY seq`).raw(true).iterate(accountId, after, upTo)
+  ) as IterableIterator<unknown[]>;
+  for (const r of rows) {
+    // The first slice reads from the very first row in the reference order (whatever its seq) up to upTo.
+    if (after === null && upTo !== null && typeof r[0] === 'number' && r[0] > upTo) return; // closes the statement
+    yield r;
+  }
+}
+
+type Outcome = { done: true } | { done: false; after: number | null };
+
 /**
- * Verify the account's events in slices on worker threads, feeding `run` (its account already
- * begun). Returns `{ done: true }` when every event was taken, else the seq after which the
- * caller must go on with the reference path (`after: null`: from the first row).
+ * Verify the account's events in slices, feeding `run` (its account already begun): with T
+ * threads, every T-th slice is read by this thread itself through run.addRow (the reference
+ * path: a worker costs ~0.3 CPU-s and ~35 MB to start, so this thread is one of the T), the
+ * others by T-1 workers whose leaves are taken in order with run.addCheckedLeaves. Returns
+ * `{ done: true }` when every event was taken, else the point after which the caller must go
+ * on with the reference path (`after: null`: from the first row).
  */
 export async function verifySlices(options: {
   file: string;
+  /** This thread's read-only connection to the same file. */
+  db: BetterSqlite3.Database;
   run: VerificationRun;
   accountId: string;
   /** MAX(seq) of the account. */
   maxSeq: number;
   dataKey: Uint8Array | null;
   settings: ParallelSettings;
-}): Promise<{ done: true } | { done: false; after: number | null }> {
-  const { file, run, accountId, maxSeq, dataKey, settings } = options;
-  const count = Math.max(Math.ceil(maxSeq / settings.sliceEvents), settings.threads);
+}): Promise<Outcome> {
+  const { file, db, run, accountId, maxSeq, dataKey, settings } = options;
+  const threads = Math.max(settings.threads, 2);
+  const count = Math.max(Math.ceil(maxSeq / settings.sliceEvents), threads);
   const slices: SliceTask[] = [];
   for (let i = 0, prev: number | null = null; i < count; i++) {
     const upTo = i === count - 1 ? null : Math.round((maxSeq * (i + 1)) / count);
     slices.push({ id: i, accountId, after: prev, upTo, dataKey });
     prev = upTo;
   }
-  const workerCount = Math.min(settings.threads, slices.length);
-  // Slices handed out but not yet taken by the verifier: bounds the leaves held in memory.
-  const maxAhead = workerCount + 1;
-  const state = slices.map(() => ({ batches: [] as SliceBatch[], ended: false, stopped: false }));
+  // Slice i is this thread's when i % threads === 0, else worker (i % threads) - 1's.
+  const workerOf = (i: number): number => (i % threads) - 1;
+  const state = slices.map(() => ({ batches: [] as SliceBatch[], ended: false, stopped: false, wake: null as (() => void) | null }));
   const workers: Worker[] = [];
-  const idle: Worker[] = [];
-  const sliceOf = new Map<Worker, number>();
-  let cur = 0;
-  let next = 0;
-  let after: number | null = null;
-  let stop = false;
-
-  return new Promise((resolve) => {
-    let settled = false;
-    const finish = (result: { done: true } | { done: false; after: number | null }) => {
-      if (settled) return;
-      settled = true;
-      stop = true;
-      void Promise.all(workers.map((w) => w.terminate())).finally(() => resolve(result));
-    };
-    const assign = () => {
-      while (!stop && idle.length > 0 && next < slices.length && next < cur + maxAhead) {
-        const w = idle.pop()!;
-        sliceOf.set(w, next);
-        w.postMessage(slices[next]);
-        next++;
-      }
-    };
-    const drain = () => {
-      while (cur < slices.length) {
-        const st = state[cur]!;
-        for (let b = st.batches.shift(); b !== undefined; b = st.batches.shift()) {
-          const leaves = Buffer.from(b.leaves);
-          if (!run.addCheckedLeaves(b.firstSeq, b.firstPrev, b.lastHash, leaves, 0, b.count)) return finish({ done: false, after });
-          after = b.firstSeq + b.count - 1;
-        }
-        if (!st.ended) return;
-        if (st.stopped) return finish({ done: false, after });
-        cur++;
-        assign();
-      }
-      finish({ done: true });
-    };
-    const failed = (w: Worker) => {
-      const id = sliceOf.get(w);
-      sliceOf.delete(w);
-      if (id !== undefined && !state[id]!.ended) Object.assign(state[id]!, { ended: true, stopped: true });
-      stop = true; // no new slices; the reference path takes over where the taken events end
-      drain();
-    };
-    for (let i = 0; i < workerCount; i++) {
-      const w = startWorker(file);
-      workers.push(w);
-      idle.push(w);
-      w.on('message', (m: SliceBatch | SliceEnd) => {
-        if (settled) return;
-        const st = state[m.id]!;
-        if (m.kind === 'leaves') {
-          st.batches.push(m);
-          if (m.id === cur) drain();
-          return;
-        }
+  /** Per worker, the next of its slices not yet sent; each has at most two sent and not yet taken. */
+  const nextFor: number[] = [];
+  const send = (w: number) => {
+    const i = nextFor[w]!;
+    if (i >= slices.length) return;
+    workers[w]!.postMessage(slices[i]);
+    nextFor[w] = i + threads;
+  };
+  const fail = (i: number) => {
+    const st = state[i]!;
+    if (st.ended) return;
+    st.ended = true;
+    st.stopped = true;
+    st.wake?.();
+  };
+  for (let w = 0; w < Math.min(threads - 1, slices.length - 1); w++) {
+    const worker = startWorker(file);
+    workers.push(worker);
+    nextFor.push(w + 1);
+    const mine = (i: number) => i >= 0 && i < slices.length && workerOf(i) === w;
+    worker.on('message', (m: SliceBatch | SliceEnd) => {
+      const st = state[m.id]!;
+      if (st.ended) return;
+      if (m.kind === 'leaves') {
+        st.batches.push(m);
+      } else {
         st.ended = true;
         st.stopped = m.stopped;
-        sliceOf.delete(w);
-        if (m.stopped) stop = true;
-        idle.push(w);
-        assign();
-        drain();
-      });
-      w.on('error', () => failed(w));
-      w.on('exit', () => {
-        if (!settled) failed(w);
-      });
+      }
+      st.wake?.();
+    });
+    const broken = () => {
+      for (let i = 0; i < slices.length; i++) if (mine(i)) fail(i);
+    };
+    worker.on('error', broken);
+    worker.on('exit', broken);
+    send(w);
+    send(w);
+  }
+
+  let after: number | null = null;
+  const outcome = async (): Promise<Outcome> => {
+    for (let i = 0; i < slices.length; i++) {
+      const task = slices[i]!;
+      if (i % threads === 0) {
+        for (const row of sliceRows(db, task)) run.addRow(row);
+        after = task.upTo;
+        continue;
+      }
+      const st = state[i]!;
+      for (;;) {
+        for (let b = st.batches.shift(); b !== undefined; b = st.batches.shift()) {
+          if (!run.addCheckedLeaves(b.firstSeq, b.firstPrev, b.lastHash, Buffer.from(b.leaves), 0, b.count)) return { done: false, after };
+          after = b.firstSeq + b.count - 1;
+        }
+        if (st.ended) break;
+        await new Promise<void>((resolve) => (st.wake = resolve));
+        st.wake = null;
+      }
+      if (st.stopped) return { done: false, after };
+      after = task.upTo;
+      send(workerOf(i));
     }
-    assign();
-  });
+    return { done: true };
+  };
+  try {
+    return await outcome();
+  } finally {
+    for (const w of workers) w.removeAllListeners('exit');
+    await Promise.all(workers.map((w) => w.terminate()));
+  }
 }

@@ -12,13 +12,16 @@ import { ACCOUNT, createLedger, tamperSqlite, type TestLedger } from './ledger-f
 
 /**
  * The parallel SQLite verify (src/verify/sqlite-slices.ts) forced on a 30-event ledger: slices
- * of 6 events on 2 worker threads (slice bounds after seq 6, 12, 18, 24), so seq 13 is the
- * first of a slice, 15 in its middle, 18 its last, and 12|13 a slice boundary. Every tamper
- * must give the very report the single-thread path gives: same exit code, same --json.
+ * of 6 events (bounds after seq 6, 12, 18, 24) on 2 threads, so the main thread reads slices
+ * 1..6, 13..18 and 25..30 itself and a worker thread checks 7..12 and 19..24: 7 and 19 are the
+ * first of a worker slice, 10 and 22 in its middle, 12 and 24 its last, and 6|7, 12|13, 18|19
+ * are boundaries. Every tamper must give the very report the single-thread path gives: same
+ * exit code, same --json. Some cases run with 3 threads (two workers) too.
  */
 
 const EVENTS = 30;
 const PARALLEL = { GATEHOUSE_VERIFY_THREADS: '2', GATEHOUSE_VERIFY_PARALLEL_MIN: '2', GATEHOUSE_VERIFY_SLICE: '6' };
+const THREE = { ...PARALLEL, GATEHOUSE_VERIFY_THREADS: '3' };
 const SINGLE = { GATEHOUSE_VERIFY_THREADS: '1' };
 const COLS = 'ts, type, operation_id, idempotency_key, fingerprint, actor, agent_run_id, method, route, state, provider_ref, response_status, payload_hash, prev_hash, hash, payload';
 
@@ -54,12 +57,12 @@ async function copyOf(t: { teardown(fn: () => unknown): void }): Promise<{ db: s
   return { db: file, dataDir: ledger.store.dataDir, cp10, cp30, masterKey: ledger.file('master.key') };
 }
 
-async function both(t: import('ava').ExecutionContext, args: string[]) {
+async function both(t: import('ava').ExecutionContext, args: string[], parallelEnv: Record<string, string> = PARALLEL) {
   const run = async (env: Record<string, string>) => {
     const r = await runCli(['verify', ...args, '--json'], { env });
     return { code: r.code, report: r.stdout === '' ? null : JSON.parse(r.stdout), stderr: r.stderr };
   };
-  const [single, parallel] = await Promise.all([run(SINGLE), run(PARALLEL)]);
+  const [single, parallel] = await Promise.all([run(SINGLE), run(parallelEnv)]);
   t.is(parallel.code, single.code, parallel.stderr);
   t.deepEqual(parallel.report, single.report);
   return single;
@@ -102,16 +105,20 @@ test('the slices run on worker threads under ava: an intact ledger is taken whol
     const reader = SqliteLedgerReader.open(db);
     const run = new VerificationRun({ trustedKeys: keysFromDataDir(dataDir, reader.ledgerId), ledgerId: reader.ledgerId, given: [] });
     run.beginAccount({ accountId: ACCOUNT, checkpoints: [] });
+    const own = new BetterSqlite3(db, { readonly: true });
     try {
-      return await verifySlices({ file: db, run, accountId: ACCOUNT, maxSeq: EVENTS, dataKey: null, settings });
+      return await verifySlices({ file: db, db: own, run, accountId: ACCOUNT, maxSeq: EVENTS, dataKey: null, settings });
     } finally {
       run.finish();
+      own.close();
       reader.close();
     }
   };
   t.deepEqual(await slices(), { done: true });
-  tamperSqlite(db, (d) => flipPayload(d, 15));
-  t.deepEqual(await slices(), { done: false, after: 14 });
+  tamperSqlite(db, (d) => flipPayload(d, 15)); // in a slice this thread reads: the reference path itself
+  t.deepEqual(await slices(), { done: true });
+  tamperSqlite(db, (d) => flipPayload(d, 21)); // in a worker's slice: handed over after 20
+  t.deepEqual(await slices(), { done: false, after: 20 });
 });
 
 test('intact, with and without --master-key: the same report on both paths', async (t) => {
@@ -121,13 +128,14 @@ test('intact, with and without --master-key: the same report on both paths', asy
   t.is(plain.report.accounts[0].events, EVENTS);
   const keyed = await both(t, ['--db', c.db, '--data-dir', c.dataDir, '--master-key', c.masterKey, '--checkpoint', c.cp10]);
   t.is(keyed.code, 0);
+  t.is((await both(t, ['--db', c.db, '--data-dir', c.dataDir, '--master-key', c.masterKey], THREE)).code, 0);
 });
 
-for (const seq of [1, 13, 15, 18, 30]) {
+for (const seq of [1, 7, 10, 12, 15, 19, 22, 24, 30]) {
   test(`payload byte changed at seq ${seq}: same report on both paths`, async (t) => {
     const c = await copyOf(t);
     tamperSqlite(c.db, (db) => flipPayload(db, seq));
-    const r = await both(t, ['--db', c.db, '--data-dir', c.dataDir, '--master-key', c.masterKey]);
+    const r = await both(t, ['--db', c.db, '--data-dir', c.dataDir, '--master-key', c.masterKey], seq % 2 === 0 ? THREE : PARALLEL);
     t.is(r.code, 1);
     t.is(r.report.accounts[0].first_bad_seq, seq);
   });
@@ -141,7 +149,7 @@ for (const seq of [1, 13, 15, 18, 30]) {
   });
 }
 
-for (const seq of [1, 12, 13, 15, 18, 30]) {
+for (const seq of [1, 6, 7, 12, 13, 18, 19, 24, 30]) {
   test(`deleted event ${seq}: same report on both paths`, async (t) => {
     const c = await copyOf(t);
     tamperSqlite(c.db, (db) => db.prepare('DELETE FROM events WHERE account_id = ? AND seq = ?').run(ACCOUNT, seq));
@@ -150,7 +158,7 @@ for (const seq of [1, 12, 13, 15, 18, 30]) {
   });
 }
 
-for (const [a, b] of [[12, 13], [6, 7], [14, 15], [18, 19]] as const) {
+for (const [a, b] of [[6, 7], [9, 10], [12, 13], [18, 19], [21, 22]] as const) {
   test(`events ${a} and ${b} swapped: same report on both paths`, async (t) => {
     const c = await copyOf(t);
     tamperSqlite(c.db, (db) => swap(db, a, b));
