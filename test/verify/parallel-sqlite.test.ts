@@ -3,6 +3,8 @@ import path from 'node:path';
 import test from 'ava';
 import BetterSqlite3 from 'better-sqlite3';
 import { eventHash, type EventHeader } from '../../src/core/event-hash.js';
+import { unwrapForFastPath } from '../../src/core/chain-verifier.js';
+import { readKeyFile } from '../../src/verify/key-file.js';
 import { VerificationRun } from '../../src/verify/run.js';
 import { SqliteLedgerReader } from '../../src/verify/sqlite-reader.js';
 import { verifySlices } from '../../src/verify/sqlite-slices.js';
@@ -101,13 +103,13 @@ function swap(db: BetterSqlite3.Database, a: number, b: number): void {
 test('the slices run on worker threads under ava: an intact ledger is taken whole, a tampered slice hands over where it stops', async (t) => {
   const { db, dataDir } = await copyOf(t);
   const settings = { threads: 2, minEvents: 2, sliceEvents: 6 };
-  const slices = async () => {
+  const slices = async (dataKey: Uint8Array | null = null) => {
     const reader = SqliteLedgerReader.open(db);
     const run = new VerificationRun({ trustedKeys: keysFromDataDir(dataDir, reader.ledgerId), ledgerId: reader.ledgerId, given: [] });
     run.beginAccount({ accountId: ACCOUNT, checkpoints: [] });
     const own = new BetterSqlite3(db, { readonly: true });
     try {
-      return await verifySlices({ file: db, db: own, run, accountId: ACCOUNT, maxSeq: EVENTS, dataKey: null, settings });
+      return await verifySlices({ file: db, db: own, run, accountId: ACCOUNT, maxSeq: EVENTS, dataKey, settings });
     } finally {
       run.finish();
       own.close();
@@ -115,6 +117,14 @@ test('the slices run on worker threads under ava: an intact ledger is taken whol
     }
   };
   t.deepEqual(await slices(), { done: true });
+  // With the data key the workers open every payload too, and still take every row.
+  const source = new BetterSqlite3(db, { readonly: true });
+  const wrapped = source.prepare('SELECT wrapped_data_key FROM accounts WHERE id = ?').pluck().get(ACCOUNT) as Uint8Array;
+  source.close();
+  const dataKey = unwrapForFastPath(readKeyFile(path.join(dataDir, 'master.key'), 'master key'), ACCOUNT, wrapped);
+  t.truthy(dataKey);
+  t.deepEqual(await slices(dataKey), { done: true });
+  t.deepEqual(await slices(new Uint8Array(32).fill(1)), { done: false, after: 6 }, 'a wrong data key: the worker refuses its first row');
   tamperSqlite(db, (d) => flipPayload(d, 15)); // in a slice this thread reads: the reference path itself
   t.deepEqual(await slices(), { done: true });
   tamperSqlite(db, (d) => flipPayload(d, 21)); // in a worker's slice: handed over after 20
