@@ -181,7 +181,14 @@ export async function verifySlices(options: {
     st.wake?.();
   };
   for (let w = 0; w < Math.min(threads - 1, slices.length - 1); w++) {
-    const worker = startWorker(file);
+    let worker: Worker;
+    try {
+      worker = startWorker(file);
+    } catch {
+      // No worker (tsx not resolvable, thread limits): the reference path does it all.
+      await Promise.all(workers.map((x) => x.terminate()));
+      return { done: false, after: null };
+    }
     workers.push(worker);
     nextFor.push(w + 1);
     const mine = (i: number) => i >= 0 && i < slices.length && workerOf(i) === w;
