@@ -7,6 +7,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { EXIT_INTACT, EXIT_TAMPERED, EXIT_UNREADABLE, VerifyInputError, ioErrorCode } from '../../src/verify/errors.js';
 import { reportLines } from '../../src/verify/report.js';
 import type { VerifyInput } from '../../src/verify/verify-ledger.js';
+import { readVerifyTuning } from '../../src/config/verify-tuning.js';
 
 interface VerifyArgs {
   export?: string;
@@ -62,6 +63,7 @@ async function runVerify(args: VerifyArgs): Promise<number> {
       dataDir: args['data-dir'],
       warn: (message) => process.stderr.write(`gatehouse verify: ${message}\n`),
       progressTo: process.stderr,
+      parallel: readVerifyTuning(),
     });
     if (args.json) process.stdout.write(JSON.stringify(report) + '\n');
     else process.stdout.write((report.accounts.length === 0 ? ['no accounts in this ledger'] : reportLines(report)).join('\n') + '\n');

@@ -9,7 +9,7 @@ import { type VerifierCheckpoint, unwrapForFastPath } from '../core/chain-verifi
 import { VerifyInputError, ioErrorCode } from './errors.js';
 import { EVENT_COLUMNS } from './columns.js';
 import type { VerificationRun } from './run.js';
-import { type ParallelSettings, parallelSettings, verifySlices } from './sqlite-slices.js';
+import { type ParallelSettings, verifySlices } from './sqlite-slices.js';
 
 export class SqliteLedgerReader {
   readonly ledgerId: string | null;
@@ -17,14 +17,14 @@ export class SqliteLedgerReader {
   readonly #file: string;
   readonly #settings: ParallelSettings;
 
-  private constructor(db: BetterSqlite3.Database, file: string, ledgerId: string | null) {
+  private constructor(db: BetterSqlite3.Database, file: string, ledgerId: string | null, settings: ParallelSettings) {
     this.#db = db;
     this.#file = file;
     this.ledgerId = ledgerId;
-    this.#settings = parallelSettings();
+    this.#settings = settings;
   }
 
-  static open(file: string): SqliteLedgerReader {
+  static open(file: string, settings: ParallelSettings): SqliteLedgerReader {
     let db: BetterSqlite3.Database;
     try {
       db = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
@@ -39,7 +39,7 @@ export class SqliteLedgerReader {
         if (!tables.has(table)) throw new VerifyInputError(`${file} is not a Gatehouse database (no ${table} table)`);
       }
       const row = db.prepare("SELECT value FROM meta WHERE key = 'ledger_id'").get() as { value: string } | undefined;
-      return new SqliteLedgerReader(db, file, typeof row?.value === 'string' ? row.value : null);
+      return new SqliteLedgerReader(db, file, typeof row?.value === 'string' ? row.value : null, settings);
     } catch (error) {
       db.close();
       if (error instanceof VerifyInputError) throw error;

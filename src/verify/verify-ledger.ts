@@ -6,6 +6,7 @@
 import path from 'node:path';
 import type { NoteVerifierKey } from '../core/signing-key.js';
 import { VerifyInputError } from './errors.js';
+import type { ParallelSettings } from '../config/verify-tuning.js';
 import { ExportLedgerReader } from './export-reader.js';
 import { type GivenCheckpoint, readGivenCheckpoint } from './given-checkpoints.js';
 import { readKeyFile } from './key-file.js';
@@ -28,6 +29,8 @@ export interface VerifyOptions {
   warn(message: string): void;
   /** Where the progress bar goes (drawn only when it is a terminal). */
   progressTo: NodeJS.WriteStream;
+  /** How a large SQLite account is spread over threads. */
+  parallel: ParallelSettings;
 }
 
 interface Reader {
@@ -56,7 +59,7 @@ export async function verifyLedger(options: VerifyOptions): Promise<VerifyReport
 
   // Only the driver this input needs is loaded: verify starts faster without the other one.
   const reader: Reader = input.kind === 'sqlite'
-    ? (await import('./sqlite-reader.js')).SqliteLedgerReader.open(input.file)
+    ? (await import('./sqlite-reader.js')).SqliteLedgerReader.open(input.file, options.parallel)
     : await (await import('./postgres-reader.js')).PostgresLedgerReader.open(input.url);
   try {
     const trusted = trustFor(options, reader.ledgerId, null);

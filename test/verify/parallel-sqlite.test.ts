@@ -104,7 +104,7 @@ test('the slices run on worker threads under ava: an intact ledger is taken whol
   const { db, dataDir } = await copyOf(t);
   const settings = { threads: 2, minEvents: 2, sliceEvents: 6 };
   const slices = async (dataKey: Uint8Array | null = null) => {
-    const reader = SqliteLedgerReader.open(db);
+    const reader = SqliteLedgerReader.open(db, settings);
     const run = new VerificationRun({ trustedKeys: keysFromDataDir(dataDir, reader.ledgerId), ledgerId: reader.ledgerId, given: [] });
     run.beginAccount({ accountId: ACCOUNT, checkpoints: [] });
     const own = new BetterSqlite3(db, { readonly: true });
