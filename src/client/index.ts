@@ -3,16 +3,15 @@ export { GatehouseClient, errorFrom, type GatehouseClientOptions, type RawRespon
 export { GatehouseError, GatehouseTransportError, GrantVerificationError, isTransportError } from './errors.js';
 export { PinnedKeys, verifyGrant, ed25519PublicKey, type PinnedKeysInput, type GrantExpectation } from './grant.js';
 export { SqliteKeyStore, MemoryKeyStore, newIdempotencyKey, type KeyStore } from './key-store.js';
-export {
-  Executor,
-  createExecutor,
-  type CommandSpec,
-  type ExecuteKind,
-  type ExecuteOptions,
-  type ExecuteResult,
-  type ExecutorOptions,
-  type WriteContext,
-  type WriteFn,
-  type WriteResult,
-} from './execute.js';
+export { Executor, createExecutor } from './execute.js';
+export type {
+  CommandSpec,
+  ExecuteKind,
+  ExecuteOptions,
+  ExecuteResult,
+  ExecutorOptions,
+  WriteContext,
+  WriteFn,
+  WriteResult,
+} from './execute-types.js';
 export * from './types.js';
