@@ -1,21 +1,11 @@
 // The types of execute(intent, spec, write): what the caller hands in and every result it gets back.
-import type { JsonValue } from '../core/json.js';
 import type { GatehouseClient } from './client.js';
 import type { PinnedKeys, PinnedKeysInput } from './grant.js';
 import type { KeyStore } from './key-store.js';
-import type { Approval, Grant, Lease, Operation, StoredResponse, Summary } from './types.js';
+import type { Approval, ClaimRequest, Grant, Lease, Operation, StoredResponse } from './types.js';
 
-/** What the gateway is about to do: the fingerprinted part (method, route, command) and options. */
-export interface CommandSpec {
-  method: string;
-  route: string;
-  command: JsonValue;
-  agent_run_id?: string;
-  business_key?: string;
-  exclusive_scope?: string;
-  lease_seconds?: number;
-  summary?: Summary;
-}
+/** What the gateway is about to do: the claim's body (the fingerprinted method, route and command, and options). */
+export type CommandSpec = ClaimRequest;
 
 export type WriteResult =
   /** The downstream write succeeded; `provider_ref` (e.g. a payment id) is reported as `accepted`. */
