@@ -27,7 +27,8 @@
  * an unwrappable data key at the first event with a payload (1 when none). Those two kinds
  * say nothing about a particular event, so they rank after any failure of the log itself.
  */
-import { type EventHeader, EVENT_HEADER_FIELDS, GENESIS_PREV_HASH, checkEventRow, eventHash } from './event-hash.js';
+import { type EventHeader, GENESIS_PREV_HASH, checkEventRow, eventHash } from './event-hash.js';
+import { HEX64, headerProblem, isPositiveInt } from './event-shape.js';
 import { MerkleFrontier, sha256Digest } from './merkle.js';
 import { NoteError, parseCheckpointBody, verifyNote } from './note.js';
 import { SealError, openPayload, unwrapDataKey } from './seal.js';
@@ -89,8 +90,6 @@ interface PendingCheckpoint {
   given: boolean;
 }
 
-const HEX64 = /^[0-9a-f]{64}$/;
-const NULLABLE_STRING_FIELDS = EVENT_HEADER_FIELDS.filter((f) => f !== 'seq' && f !== 'response_status' && f !== 'account_id' && f !== 'ts' && f !== 'type' && f !== 'prev_hash');
 
 export class ChainVerifier {
   readonly accountId: string;
@@ -482,54 +481,4 @@ function claimedSize(checkpoint: VerifierCheckpoint | null | undefined): number 
   const note = checkpoint?.note;
   const line = typeof note === 'string' ? /^[^\n]*\n(\d{1,15})\n/.exec(note)?.[1] : undefined;
   return line === undefined ? 1 : Math.max(Number(line), 1);
-}
-
-function isPositiveInt(v: unknown): v is number {
-  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 1;
-}
-
-const FIELD_COUNT = EVENT_HEADER_FIELDS.length;
-
-function isNullableString(v: unknown): boolean {
-  return v === null || typeof v === 'string';
-}
-
-/** Why a header is not an EventHeader of exactly the contract's fields, or null. */
-function headerProblem(header: unknown): string | null {
-  if (header === null || typeof header !== 'object' || Array.isArray(header)) return 'not an object';
-  const h = header as Record<string, unknown>;
-  // Fast path: the right types for all 16 fields and 16 own keys means exactly these fields.
-  if (
-    isPositiveInt(h.seq) &&
-    typeof h.account_id === 'string' &&
-    typeof h.ts === 'string' &&
-    typeof h.type === 'string' &&
-    isNullableString(h.operation_id) &&
-    isNullableString(h.idempotency_key) &&
-    isNullableString(h.fingerprint) &&
-    isNullableString(h.actor) &&
-    isNullableString(h.agent_run_id) &&
-    isNullableString(h.method) &&
-    isNullableString(h.route) &&
-    isNullableString(h.state) &&
-    isNullableString(h.provider_ref) &&
-    (h.response_status === null || (typeof h.response_status === 'number' && Number.isSafeInteger(h.response_status))) &&
-    (h.payload_hash === null || (typeof h.payload_hash === 'string' && HEX64.test(h.payload_hash))) &&
-    typeof h.prev_hash === 'string' &&
-    Object.keys(h).length === FIELD_COUNT &&
-    Object.hasOwn(h, 'seq') // no inherited fields
-  ) {
-    return null;
-  }
-  for (const k of Object.keys(h)) {
-    if (!(EVENT_HEADER_FIELDS as readonly string[]).includes(k)) return `unexpected field ${JSON.stringify(k)}`;
-  }
-  for (const f of EVENT_HEADER_FIELDS) if (!Object.hasOwn(h, f)) return `missing field ${f}`;
-  if (!isPositiveInt(h.seq)) return 'seq is not a positive integer';
-  for (const f of ['account_id', 'ts', 'type', 'prev_hash'] as const) if (typeof h[f] !== 'string') return `${f} is not a string`;
-  if (h.response_status !== null && !(typeof h.response_status === 'number' && Number.isSafeInteger(h.response_status))) {
-    return 'response_status is not an integer or null';
-  }
-  for (const f of NULLABLE_STRING_FIELDS) if (!isNullableString(h[f])) return `${f} is not a string or null`;
-  return 'payload_hash is not 64 lowercase hex digits or null';
 }
