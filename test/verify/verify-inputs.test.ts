@@ -103,6 +103,22 @@ test('a checkpoint signed by another key than the pinned one: exit 1', async (t)
   t.regex(result.report!.accounts[0]!.reason!, /not signed by a trusted key/);
 });
 
+test('verify --db without key options trusts the keys beside the database file, and warns that they are not pinned', async (t) => {
+  const ledger = await createLedger('sqlite');
+  t.teardown(async () => {
+    await ledger.close();
+    await ledger.store.drop();
+  });
+  await ledger.append(3);
+  await ledger.saveCheckpoint('cp.json');
+  await ledger.close();
+  // The database sits in its data dir (with signing.key); the command runs from elsewhere, with no --data-dir.
+  const result = await runCli(['verify', '--db', (ledger.store.config.store as { file: string }).file, '--json'], { cwd: os.tmpdir() });
+  t.is(result.code, 0, result.stderr);
+  t.true(JSON.parse(result.stdout).ok);
+  t.regex(result.stderr, new RegExp(`trusting the signing key in ${ledger.store.dataDir}; it is not pinned`));
+});
+
 test('the pinned note verifier key from GET /v1/keys verifies without a warning', async (t) => {
   const ledger = await createLedger('sqlite');
   t.teardown(async () => {
