@@ -8,14 +8,14 @@ export const EXIT_USAGE = 2;
 
 /** Options every verb that touches the store takes (contract §8). */
 export const storeOptions = {
-  'data-dir': { type: 'string', default: 'data', describe: 'directory with master.key, signing.key and (SQLite) gatehouse.db' },
+  'data-dir': { type: 'string', describe: 'directory with master.key, signing.key and (SQLite) gatehouse.db (default ./data, or the --db file\'s directory when it holds the keys)' },
   db: { type: 'string', describe: 'SQLite database file (default: DATA_DIR/gatehouse.db)' },
   'database-url': { type: 'string', describe: 'PostgreSQL URL (also GATEHOUSE_DATABASE_URL)' },
   json: { type: 'boolean', default: false, describe: 'machine-readable output' },
 } as const;
 
 export interface StoreArgs {
-  'data-dir': string;
+  'data-dir'?: string;
   db?: string;
   'database-url'?: string;
   json: boolean;

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import type { StoreLocation } from '../store/open-store.js';
 
@@ -22,7 +23,7 @@ export interface StoreOptions {
 }
 
 export function readConfig(options: StoreOptions, env: NodeJS.ProcessEnv = process.env): Config {
-  const dataDir = path.resolve(options.dataDir ?? env.GATEHOUSE_DATA_DIR ?? 'data');
+  const dataDir = path.resolve(options.dataDir ?? env.GATEHOUSE_DATA_DIR ?? defaultDataDir(options.db));
   const databaseUrl = options.databaseUrl ?? env.GATEHOUSE_DATABASE_URL;
   const store: StoreLocation = options.db
     ? { kind: 'sqlite', file: path.resolve(options.db) }
@@ -37,4 +38,13 @@ export function readConfig(options: StoreOptions, env: NodeJS.ProcessEnv = proce
     logLevel: env.GATEHOUSE_LOG_LEVEL ?? (env.NODE_ENV === 'test' ? 'silent' : 'info'),
     policiesFile: options.configFile ? path.resolve(options.configFile) : null,
   };
+}
+
+/**
+ * ./data, unless --db names a database whose directory holds the keys: a SQLite ledger
+ * normally lives in its data dir (DATA_DIR/gatehouse.db), so `--db FILE` alone finds them.
+ */
+function defaultDataDir(db: string | undefined): string {
+  if (db !== undefined && fs.existsSync(path.join(path.dirname(path.resolve(db)), 'master.key'))) return path.dirname(path.resolve(db));
+  return 'data';
 }
