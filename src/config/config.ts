@@ -1,5 +1,5 @@
-import fs from 'node:fs';
 import path from 'node:path';
+import { keyFilesExist } from './key-files.js';
 import type { StoreLocation } from '../store/open-store.js';
 
 /** Everything the process is told from outside, read once. Only this module reads process.env. */
@@ -44,7 +44,7 @@ export function readConfig(options: StoreOptions, env: NodeJS.ProcessEnv = proce
  * ./data, unless --db names a database whose directory holds the keys: a SQLite ledger
  * normally lives in its data dir (DATA_DIR/gatehouse.db), so `--db FILE` alone finds them.
  */
-function defaultDataDir(db: string | undefined): string {
-  if (db !== undefined && fs.existsSync(path.join(path.dirname(path.resolve(db)), 'master.key'))) return path.dirname(path.resolve(db));
-  return 'data';
+export function defaultDataDir(db: string | undefined): string {
+  const beside = db === undefined ? null : path.dirname(path.resolve(db));
+  return beside !== null && keyFilesExist(beside) ? beside : 'data';
 }

@@ -3,11 +3,11 @@
  * read the saved checkpoints and the master key, run every account through the verifier.
  * Offline by construction: it imports src/core and src/verify only.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import type { NoteVerifierKey } from '../core/signing-key.js';
 import { VerifyInputError } from './errors.js';
 import type { ParallelSettings } from '../config/verify-tuning.js';
+import { defaultDataDir } from '../config/config.js';
 import { ExportLedgerReader } from './export-reader.js';
 import { type GivenCheckpoint, readGivenCheckpoint } from './given-checkpoints.js';
 import { readKeyFile } from './key-file.js';
@@ -105,16 +105,7 @@ function trustFor(options: VerifyOptions, ledgerId: string | null, exportKeys: u
     options.warn('warning: trusting the keys listed in the export itself; they are not pinned (pass --public-key or --keys with the key you saved from GET /v1/keys)');
     return keysFromList(exportKeys, ledgerId, 'the export header');
   }
-  const dataDir = path.resolve(options.dataDir ?? defaultDataDir(options.input));
+  const dataDir = path.resolve(options.dataDir ?? defaultDataDir(options.input.kind === 'sqlite' ? options.input.file : undefined));
   options.warn(`warning: trusting the signing key in ${dataDir}; it is not pinned (pass --public-key or --keys with the key you saved from GET /v1/keys)`);
   return keysFromDataDir(dataDir, ledgerId);
-}
-
-/**
- * Without --data-dir: a SQLite ledger normally lives in its data dir (DATA_DIR/gatehouse.db), so
- * the keys beside it are the ones meant; otherwise ./data, the CLI's default.
- */
-function defaultDataDir(input: VerifyInput): string {
-  if (input.kind === 'sqlite' && fs.existsSync(path.join(path.dirname(input.file), 'signing.key'))) return path.dirname(input.file);
-  return 'data';
 }
