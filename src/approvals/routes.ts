@@ -2,11 +2,10 @@ import Router from '@koa/router';
 import type { AppContext } from '../context.js';
 import { principalOf } from '../http/auth.js';
 import { readJsonBody } from '../http/body.js';
-import { AppError } from '../http/errors.js';
 import { bodyValidator } from '../http/validate.js';
+import { enumParam, integerParam, stringParam } from '../http/query.js';
 import type { RouteModule } from '../http/route-module.js';
 import type { DecisionInput } from './decisions.js';
-import type { ApprovalView } from './seam.js';
 
 const validateDecision = bodyValidator<DecisionInput>({
   type: 'object', required: ['decision', 'fingerprint'], additionalProperties: false,
@@ -24,16 +23,11 @@ const MAX_PAGE = 200;
 export function approvalRoutes(context: AppContext): RouteModule {
   const router = new Router();
   router.get('/v1/approvals', async (ctx) => {
-    const state = optionalString(ctx.query.state, 'state');
-    if (state !== undefined && !(STATES as readonly string[]).includes(state)) {
-      throw new AppError('invalid_request', `the member "state" must be one of ${STATES.join(', ')}`);
-    }
-    const limitText = optionalString(ctx.query.limit, 'limit') ?? '50';
-    const limit = Number(limitText);
-    if (!/^\d+$/.test(limitText) || limit < 1 || limit > MAX_PAGE) throw new AppError('invalid_request', `the member "limit" must be an integer from 1 to ${MAX_PAGE}`);
     ctx.body = await context.approvals.list(principalOf(ctx), {
-      state: state as ApprovalView['state'] | undefined, limit,
-      accountId: optionalString(ctx.query.account_id, 'account_id'), cursor: optionalString(ctx.query.cursor, 'cursor'),
+      state: enumParam(ctx, 'state', STATES),
+      limit: integerParam(ctx, 'limit', { fallback: 50, min: 1, max: MAX_PAGE }),
+      accountId: stringParam(ctx, 'account_id'),
+      cursor: stringParam(ctx, 'cursor'),
     });
   });
   router.get('/v1/approvals/:id', async (ctx) => {
@@ -45,9 +39,4 @@ export function approvalRoutes(context: AppContext): RouteModule {
     ctx.body = { approval: await context.approvals.decide(principal, ctx.params.id!, body) };
   });
   return { router };
-}
-
-function optionalString(value: string | string[] | undefined, name: string): string | undefined {
-  if (Array.isArray(value)) throw new AppError('invalid_request', `the member "${name}" is given more than once`);
-  return value;
 }

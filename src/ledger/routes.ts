@@ -1,12 +1,12 @@
 import { Readable } from 'node:stream';
 import Router from '@koa/router';
-import type { Context } from 'koa';
 import type { AppContext } from '../context.js';
 import { principalOf } from '../http/auth.js';
 import { AppError } from '../http/errors.js';
 import type { RouteModule } from '../http/route-module.js';
 import { readJsonBody } from '../http/body.js';
 import { bodyValidator } from '../http/validate.js';
+import { integerParam } from '../http/query.js';
 import { requireRole } from '../principals/roles.js';
 import { validateAccountId } from '../principals/accounts.js';
 import { rfc3339 } from '../core/time.js';
@@ -30,8 +30,8 @@ export function ledgerRoutes(context: AppContext): RouteModule {
   router.get('/v1/audit/events', async (ctx) => {
     requireRole(principalOf(ctx), 'auditor', 'admin');
     const accountId = validateAccountId(ctx.query.account_id);
-    const afterSeq = integerParam(ctx, 'after_seq', 0, 0, Number.MAX_SAFE_INTEGER);
-    const limit = integerParam(ctx, 'limit', 100, 1, MAX_PAGE);
+    const afterSeq = integerParam(ctx, 'after_seq', { fallback: 0, min: 0, max: Number.MAX_SAFE_INTEGER });
+    const limit = integerParam(ctx, 'limit', { fallback: 100, min: 1, max: MAX_PAGE });
     const rows = await context.store.db.selectFrom('events').selectAll()
       .where('account_id', '=', accountId).where('seq', '>', afterSeq).orderBy('seq').limit(limit + 1).execute();
     const page = rows.slice(0, limit);
@@ -71,12 +71,3 @@ export function ledgerRoutes(context: AppContext): RouteModule {
   return { router, publicPaths: [/^\/v1\/keys$/] };
 }
 
-function integerParam(ctx: Context, name: string, fallback: number, min: number, max: number): number {
-  const raw = ctx.query[name];
-  if (raw === undefined) return fallback;
-  const value = typeof raw === 'string' && /^\d{1,16}$/.test(raw) ? Number(raw) : NaN;
-  if (!(value >= min && value <= max)) {
-    throw new AppError('invalid_request', `the query parameter "${name}" must be an integer from ${min} to ${max}`);
-  }
-  return value;
-}

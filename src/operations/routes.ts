@@ -3,9 +3,9 @@ import type { Context } from 'koa';
 import type { AppContext } from '../context.js';
 import { principalOf } from '../http/auth.js';
 import { readJsonBody } from '../http/body.js';
-import { AppError } from '../http/errors.js';
 import type { RouteModule } from '../http/route-module.js';
 import { bodyValidator } from '../http/validate.js';
+import { enumParam, integerParam, stringParam } from '../http/query.js';
 import { requireRole } from '../principals/roles.js';
 import claimSchema from '../../schema/requests/claim-operation.json' with { type: 'json' };
 import reportSchema from '../../schema/requests/report-operation.json' with { type: 'json' };
@@ -43,9 +43,9 @@ export function operationRoutes(context: AppContext): RouteModule {
     ctx.body = await operations().list(principalOf(ctx), {
       account_id: ctx.query.account_id,
       idempotencyKey: stringParam(ctx, 'idempotency_key'),
-      state: stateParam(ctx),
+      state: enumParam(ctx, 'state', OPERATION_STATES),
       cursor: stringParam(ctx, 'cursor'),
-      limit: limitParam(ctx),
+      limit: integerParam(ctx, 'limit', { fallback: 100, min: 1, max: MAX_PAGE }),
     });
   });
 
@@ -81,27 +81,5 @@ function sendClaimAnswer(ctx: Context, answer: ClaimAnswer): void {
   ctx.body = body;
 }
 
-function stringParam(ctx: Context, name: string): string | undefined {
-  const raw = ctx.query[name];
-  if (raw === undefined) return undefined;
-  if (typeof raw !== 'string' || raw.length === 0 || raw.length > 1024) {
-    throw new AppError('invalid_request', `the query parameter "${name}" must be given once, 1-1024 characters`);
-  }
-  return raw;
-}
 
-function stateParam(ctx: Context): string | undefined {
-  const state = stringParam(ctx, 'state');
-  if (state !== undefined && !(OPERATION_STATES as readonly string[]).includes(state)) {
-    throw new AppError('invalid_request', `the query parameter "state" must be one of ${OPERATION_STATES.join(', ')}`);
-  }
-  return state;
-}
 
-function limitParam(ctx: Context): number {
-  const raw = stringParam(ctx, 'limit');
-  if (raw === undefined) return 100;
-  const value = /^\d{1,4}$/.test(raw) ? Number(raw) : NaN;
-  if (!(value >= 1 && value <= MAX_PAGE)) throw new AppError('invalid_request', `the query parameter "limit" must be an integer from 1 to ${MAX_PAGE}`);
-  return value;
-}
