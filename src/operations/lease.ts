@@ -33,7 +33,3 @@ export function retryAfterSeconds(leaseExpiresAtMs: number | null, nowMs: number
   if (leaseExpiresAtMs === null) return 1;
   return Math.max(1, Math.ceil((leaseExpiresAtMs - nowMs) / 1000));
 }
-
-export function leaseExpired(leaseExpiresAtMs: number | null, nowMs: number): boolean {
-  return leaseExpiresAtMs !== null && leaseExpiresAtMs <= nowMs;
-}

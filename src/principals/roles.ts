@@ -24,11 +24,6 @@ export function requireRole(principal: Principal, ...roles: Role[]): void {
   }
 }
 
-/** Auditors and admins read every account; everyone else only their own. */
-export function canReadAccount(principal: Principal, accountId: string): boolean {
-  return principal.account_id === accountId || hasRole(principal, 'auditor', 'admin');
-}
-
 /** Admins act in any account; gateways and approvers only inside their own. */
 export function canActInAccount(principal: Principal, accountId: string): boolean {
   return principal.account_id === accountId || hasRole(principal, 'admin');

@@ -17,9 +17,3 @@ export interface Store {
   forUpdate<QB extends SelectQueryBuilder<any, any, any>>(query: QB): QB;
   close(): Promise<void>;
 }
-
-/** Unique-constraint violations of both dialects, so domain code never looks at driver codes. */
-export function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
-}
