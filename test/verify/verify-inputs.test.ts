@@ -1,10 +1,23 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { runCli } from '../helpers/cli.js';
 import { storeKinds } from '../helpers/stores.js';
-import { ACCOUNT, createLedger, tamperSqlite, verifyJson } from './ledger-fixture.js';
+import { ACCOUNT, createLedger, tamperSqlite, verifyJson, type TestLedger } from './ledger-fixture.js';
+
+/** A closed SQLite ledger of three events and a saved checkpoint, dropped after the test. */
+async function closedLedger(t: ExecutionContext): Promise<TestLedger> {
+  const ledger = await createLedger('sqlite');
+  t.teardown(async () => {
+    await ledger.close();
+    await ledger.store.drop();
+  });
+  await ledger.append(3);
+  await ledger.saveCheckpoint('cp.json');
+  await ledger.close();
+  return ledger;
+}
 
 /** What verify does with input it cannot read (exit 2), and with a PostgreSQL database. */
 
@@ -89,14 +102,7 @@ test('verify with a malformed --public-key or an unreadable --checkpoint: exit 2
 });
 
 test('a checkpoint signed by another key than the pinned one: exit 1', async (t) => {
-  const ledger = await createLedger('sqlite');
-  t.teardown(async () => {
-    await ledger.close();
-    await ledger.store.drop();
-  });
-  await ledger.append(3);
-  await ledger.saveCheckpoint('cp.json');
-  await ledger.close();
+  const ledger = await closedLedger(t);
   const other = Buffer.alloc(32, 9).toString('base64'); // a valid-looking key that did not sign
   const result = await verifyJson(['--db', (ledger.store.config.store as { file: string }).file, '--public-key', other]);
   t.is(result.code, 1);
@@ -104,14 +110,7 @@ test('a checkpoint signed by another key than the pinned one: exit 1', async (t)
 });
 
 test('verify --db without key options trusts the keys beside the database file, and warns that they are not pinned', async (t) => {
-  const ledger = await createLedger('sqlite');
-  t.teardown(async () => {
-    await ledger.close();
-    await ledger.store.drop();
-  });
-  await ledger.append(3);
-  await ledger.saveCheckpoint('cp.json');
-  await ledger.close();
+  const ledger = await closedLedger(t);
   // The database sits in its data dir (with signing.key); the command runs from elsewhere, with no --data-dir.
   const result = await runCli(['verify', '--db', (ledger.store.config.store as { file: string }).file, '--json'], { cwd: os.tmpdir() });
   t.is(result.code, 0, result.stderr);
@@ -120,15 +119,8 @@ test('verify --db without key options trusts the keys beside the database file, 
 });
 
 test('the pinned note verifier key from GET /v1/keys verifies without a warning', async (t) => {
-  const ledger = await createLedger('sqlite');
-  t.teardown(async () => {
-    await ledger.close();
-    await ledger.store.drop();
-  });
-  await ledger.append(3);
-  await ledger.saveCheckpoint('cp.json');
+  const ledger = await closedLedger(t);
   const verifier = (ledger.context.publicKeys()[0] as { note_verifier: string }).note_verifier;
-  await ledger.close();
   const result = await verifyJson(['--db', (ledger.store.config.store as { file: string }).file, '--public-key', verifier]);
   t.is(result.code, 0, result.stderr);
   t.is(result.stderr, '');
