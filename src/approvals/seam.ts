@@ -3,21 +3,14 @@ import type { AppError } from '../http/errors.js';
 import type { JsonValue } from '../core/json.js';
 import type { Principal } from '../principals/roles.js';
 import type { ApprovalPolicy } from '../policies/policies.js';
-import type { OperationSummary } from '../core/wire.js';
+import type { OperationJson, OperationSummary } from '../core/wire.js';
 
 export type { OperationSummary };
 
-/** The operation as the approvals domain needs to see it. */
-export interface GatedOperation {
-  id: string;
-  account_id: string;
-  idempotency_key: string;
-  fingerprint: string;
-  method: string;
-  route: string;
-  agent_run_id: string | null;
+/** The operation as the approvals domain needs to see it: the contract's fields and its current approval. */
+export type GatedOperation = Pick<OperationJson, 'id' | 'account_id' | 'idempotency_key' | 'fingerprint' | 'method' | 'route' | 'agent_run_id'> & {
   approval_id: string | null;
-}
+};
 
 /** The public JSON of an approval (contract §5) and of a grant. */
 export type ApprovalView = Record<string, unknown> & { id: string; state: 'pending' | 'approved' | 'denied' | 'expired' };
