@@ -88,13 +88,9 @@ async function ensureSameKeys(store: Store, signingKeyId: string, masterKey: Uin
     signing_key_id: signingKeyId,
     master_key_check: crypto.createHmac('sha256', masterKey).update('gatehouse:master-key-check').digest('hex'),
   };
-  await store.transact((trx) =>
-    trx.insertInto('meta').values(Object.entries(expected).map(([key, value]) => ({ key, value })))
-      .onConflict((oc) => oc.column('key').doNothing()).execute(),
-  );
-  const rows = await store.db.selectFrom('meta').select(['key', 'value']).where('key', 'in', Object.keys(expected)).execute();
-  for (const { key, value } of rows) {
-    if (value !== expected[key as keyof typeof expected]) {
+  const recorded = await recordOnce(store, expected);
+  for (const key of Object.keys(expected) as Array<keyof typeof expected>) {
+    if (recorded[key] !== expected[key]) {
       const which = key === 'signing_key_id' ? 'signing key' : 'master key';
       throw new KeyFileError(`this database was initialised with another ${which}: every instance on one database must share the same key files (or GATEHOUSE_MASTER_KEY / GATEHOUSE_SIGNING_KEY)`);
     }
@@ -103,10 +99,18 @@ async function ensureSameKeys(store: Store, signingKeyId: string, masterKey: Uin
 
 /** The ledger id names this ledger in checkpoint origins; it lives in the database so every instance agrees. */
 async function ensureLedgerId(store: Store): Promise<string> {
+  return (await recordOnce(store, { ledger_id: crypto.randomBytes(8).toString('hex') })).ledger_id!;
+}
+
+/**
+ * Writes each meta value unless one is recorded already (the primary key decides when
+ * instances start at once), and returns what the database holds.
+ */
+async function recordOnce(store: Store, values: Record<string, string>): Promise<Record<string, string>> {
   await store.transact((trx) =>
-    trx.insertInto('meta').values({ key: 'ledger_id', value: crypto.randomBytes(8).toString('hex') })
+    trx.insertInto('meta').values(Object.entries(values).map(([key, value]) => ({ key, value })))
       .onConflict((oc) => oc.column('key').doNothing()).execute(),
   );
-  const row = await store.db.selectFrom('meta').select('value').where('key', '=', 'ledger_id').executeTakeFirstOrThrow();
-  return row.value;
+  const rows = await store.db.selectFrom('meta').select(['key', 'value']).where('key', 'in', Object.keys(values)).execute();
+  return Object.fromEntries(rows.map((row) => [row.key, row.value]));
 }
