@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
+import { eventHash, GENESIS_PREV_HASH, type EventHeader } from '../../src/core/event-hash.js';
 import { openContext, type AppContext } from '../../src/context.js';
 import type { Checkpoint } from '../../src/ledger/checkpoints.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
@@ -94,4 +95,23 @@ export function readLines(file: string): string[] {
 
 export function writeLines(file: string, lines: string[]): void {
   fs.writeFileSync(file, lines.map((l) => l + '\n').join(''));
+}
+
+/** One event's header as the database holds it. */
+function headerAt(db: BetterSqlite3.Database, seq: number, account = ACCOUNT): EventHeader {
+  return db.prepare(
+    'SELECT seq, account_id, ts, type, operation_id, idempotency_key, fingerprint, actor, agent_run_id, method, route, state, ' +
+      'provider_ref, response_status, payload_hash, prev_hash FROM events WHERE account_id = ? AND seq = ?',
+  ).get(account, seq) as EventHeader;
+}
+
+/** Recompute every hash and link from `from` on, as a forger who edited event `from` would. */
+export function rechain(db: BetterSqlite3.Database, from: number, account = ACCOUNT): void {
+  let prev = from === 1 ? GENESIS_PREV_HASH : (db.prepare('SELECT hash FROM events WHERE account_id = ? AND seq = ?').pluck().get(account, from - 1) as string);
+  const last = db.prepare('SELECT MAX(seq) FROM events WHERE account_id = ?').pluck().get(account) as number;
+  for (let seq = from; seq <= last; seq++) {
+    const hash = eventHash({ ...headerAt(db, seq, account), prev_hash: prev });
+    db.prepare('UPDATE events SET prev_hash = ?, hash = ? WHERE account_id = ? AND seq = ?').run(prev, hash, account, seq);
+    prev = hash;
+  }
 }

@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
 import BetterSqlite3 from 'better-sqlite3';
-import { eventHash, type EventHeader } from '../../src/core/event-hash.js';
 import { unwrapForFastPath } from '../../src/core/chain-verifier.js';
 import { readKeyFile } from '../../src/verify/key-file.js';
 import { VerificationRun } from '../../src/verify/run.js';
@@ -10,7 +9,7 @@ import { SqliteLedgerReader } from '../../src/verify/sqlite-reader.js';
 import { verifySlices } from '../../src/verify/sqlite-slices.js';
 import { keysFromDataDir } from '../../src/verify/trust.js';
 import { runCli } from '../helpers/cli.js';
-import { ACCOUNT, createLedger, tamperSqlite, type TestLedger } from './ledger-fixture.js';
+import { ACCOUNT, createLedger, rechain, tamperSqlite, type TestLedger } from './ledger-fixture.js';
 
 /**
  * The parallel SQLite verify (src/verify/sqlite-slices.ts) forced on a 30-event ledger: slices
@@ -70,21 +69,7 @@ async function both(t: import('ava').ExecutionContext, args: string[], parallelE
   return single;
 }
 
-function header(db: BetterSqlite3.Database, seq: number): EventHeader {
-  return db.prepare(
-    'SELECT seq, account_id, ts, type, operation_id, idempotency_key, fingerprint, actor, agent_run_id, method, route, state, ' +
-      'provider_ref, response_status, payload_hash, prev_hash FROM events WHERE account_id = ? AND seq = ?',
-  ).get(ACCOUNT, seq) as EventHeader;
-}
 
-function rechain(db: BetterSqlite3.Database, from: number): void {
-  let prev = db.prepare('SELECT hash FROM events WHERE account_id = ? AND seq = ?').pluck().get(ACCOUNT, from - 1) as string;
-  for (let seq = from; seq <= EVENTS; seq++) {
-    const hash = eventHash({ ...header(db, seq), prev_hash: prev });
-    db.prepare('UPDATE events SET prev_hash = ?, hash = ? WHERE account_id = ? AND seq = ?').run(prev, hash, ACCOUNT, seq);
-    prev = hash;
-  }
-}
 
 function flipPayload(db: BetterSqlite3.Database, seq: number): void {
   const payload = db.prepare('SELECT payload FROM events WHERE account_id = ? AND seq = ?').pluck().get(ACCOUNT, seq) as Buffer;

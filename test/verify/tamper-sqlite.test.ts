@@ -1,9 +1,7 @@
 import fs from 'node:fs';
 import test from 'ava';
-import type BetterSqlite3 from 'better-sqlite3';
-import { eventHash, type EventHeader } from '../../src/core/event-hash.js';
 import { runCli } from '../helpers/cli.js';
-import { ACCOUNT, createLedger, tamperSqlite, verifyJson, type TestLedger } from './ledger-fixture.js';
+import { ACCOUNT, createLedger, rechain, tamperSqlite, verifyJson, type TestLedger } from './ledger-fixture.js';
 
 /** The tamper matrix of issue 2 on a SQLite file, through the real `gatehouse verify --db`. */
 
@@ -21,24 +19,7 @@ function verifyDb(ledger: TestLedger & { db: string }, ...extra: string[]) {
   return verifyJson(['--db', ledger.db, '--data-dir', ledger.store.dataDir, ...extra]);
 }
 
-function headerAt(db: BetterSqlite3.Database, seq: number): EventHeader {
-  return db.prepare(
-    'SELECT seq, account_id, ts, type, operation_id, idempotency_key, fingerprint, actor, agent_run_id, method, route, state, ' +
-      'provider_ref, response_status, payload_hash, prev_hash FROM events WHERE account_id = ? AND seq = ?',
-  ).get(ACCOUNT, seq) as EventHeader;
-}
 
-/** Recompute every hash and link from `from` on, as a forger who edited event `from` would. */
-function rechain(db: BetterSqlite3.Database, from: number): void {
-  let prev = from === 1 ? '0'.repeat(64) : (db.prepare('SELECT hash FROM events WHERE account_id = ? AND seq = ?').pluck().get(ACCOUNT, from - 1) as string);
-  const last = db.prepare('SELECT MAX(seq) FROM events WHERE account_id = ?').pluck().get(ACCOUNT) as number;
-  for (let seq = from; seq <= last; seq++) {
-    const header = { ...headerAt(db, seq), prev_hash: prev };
-    const hash = eventHash(header);
-    db.prepare('UPDATE events SET prev_hash = ?, hash = ? WHERE account_id = ? AND seq = ?').run(prev, hash, ACCOUNT, seq);
-    prev = hash;
-  }
-}
 
 test('an intact SQLite ledger verifies: exit 0, every event and checkpoint counted', async (t) => {
   const ledger = await tenEvents(t);
