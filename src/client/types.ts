@@ -1,7 +1,7 @@
 // Wire types of the Gatehouse v1 HTTP contract (../shared/CONTRACT.md), as a client sees them.
 // They describe what the server promises to send; members the contract leaves open are typed loosely.
 import type { JsonObject, JsonValue } from '../core/json.js';
-import type { Checkpoint, OperationJson, OperationState, OperationSummary, StoredResponse } from '../core/wire.js';
+import type { Checkpoint, OperationJson, OperationReport, OperationState, OperationSummary, StoredResponse } from '../core/wire.js';
 import type { SignedGrant } from '../core/grant.js';
 import type { EventHeader } from '../core/event-hash.js';
 
@@ -80,12 +80,7 @@ export type ClaimResponse =
 
 export type ClaimOutcome = ClaimResponse['outcome'];
 
-export type OperationEvent =
-  | { type: 'heartbeat'; lease_token: string }
-  | { type: 'sent'; lease_token: string }
-  | { type: 'accepted'; lease_token: string; provider_ref: string }
-  | { type: 'completed'; lease_token: string; outcome: 'succeeded' | 'failed'; response: StoredResponse }
-  | { type: 'canceled'; lease_token: string };
+export type OperationEvent = OperationReport;
 
 export interface ResolveRequest {
   state: 'succeeded' | 'failed' | 'canceled';

@@ -52,3 +52,11 @@ export interface Checkpoint {
   created_at: string;
   note: string;
 }
+
+/** A lease holder's report (`POST /v1/operations/{id}/events`), one shape per type. */
+export type OperationReport =
+  | { type: 'heartbeat'; lease_token: string }
+  | { type: 'sent'; lease_token: string }
+  | { type: 'accepted'; lease_token: string; provider_ref: string }
+  | { type: 'completed'; lease_token: string; outcome: 'succeeded' | 'failed'; response: StoredResponse }
+  | { type: 'canceled'; lease_token: string };

@@ -1,6 +1,6 @@
 import type { JsonObject } from '../core/json.js';
 import { AppError } from '../http/errors.js';
-import type { StoredResponse } from './operation-json.js';
+import type { OperationReport, StoredResponse } from '../core/wire.js';
 
 /** The body of `POST /v1/operations/{id}/events` as its schema admits it (schema/requests/report-operation.json). */
 export interface RawReport {
@@ -11,12 +11,7 @@ export interface RawReport {
   response?: StoredResponse;
 }
 
-export type ReportBody =
-  | { type: 'heartbeat'; lease_token: string }
-  | { type: 'sent'; lease_token: string }
-  | { type: 'accepted'; lease_token: string; provider_ref: string }
-  | { type: 'completed'; lease_token: string; outcome: 'succeeded' | 'failed'; response: StoredResponse }
-  | { type: 'canceled'; lease_token: string };
+export type ReportBody = OperationReport;
 
 /** Each type's own members, required where the type needs them; members another type uses are refused, not ignored. */
 export function normalizeReport(raw: RawReport): ReportBody {
