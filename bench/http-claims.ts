@@ -1,5 +1,7 @@
 // HTTP load on loopback (contract §4, issues 3 and 4): autocannon with 50 connections against
-// (a) a bare Koa server answering `{}` — the ceiling — and `gatehouse serve` on
+// (a) two ceilings: a bare Koa server answering `{}` (bench/bare-koa.ts; the issue's targets are set
+// against it) and one doing a single durable SQLite write per request (bench/durable-koa.ts; fairer:
+// a claim's durability, nothing else), and `gatehouse serve` on
 // (b) a SQLite file with durable group commits: new-key claims, replays, claim → sent → completed cycles;
 // (c) PostgreSQL with one and with two instances (the connections split between both): new-key claims.
 // Every server is a child process, so the numbers are comparable.
@@ -19,6 +21,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = path.join(ROOT, 'bin/gatehouse.js');
 /** Claims rotate over this many accounts, so PostgreSQL's per-account chain-head lock is not the only thing measured. */
 const ACCOUNTS = 4;
+/** PostgreSQL one vs two instances: alternating slices AB, BA, AB, BA, so machine noise hits both alike. */
+const PG_ROUNDS = 4;
 
 export interface Rate {
   /** Successful (2xx) answers per second. */
@@ -34,11 +38,16 @@ export interface HttpClaimsResult {
   connections: number;
   seconds: number;
   bare_koa: Rate;
+  /** One group-committed, synchronous=FULL SQLite insert per request, new key each time: the durable ceiling. */
+  durable_koa: Rate;
   sqlite: { new_key_claims: Rate; replays: Rate; cycles: { per_sec: number; workers: number; failures: number } };
   postgres: { one_instance: Rate; two_instances: Rate } | { skipped: string };
   ratios: {
     new_key_vs_koa: number;
     replay_vs_koa: number;
+    /** The same rates against the durable ceiling (no targets: for reporting). */
+    new_key_vs_durable: number;
+    replay_vs_durable: number;
     /** Targets from issue 3: new-key ≥ 0.40 of bare Koa with p99 ≤ 25 ms; replays ≥ 0.60. */
     targets_met: { new_key: boolean; new_key_p99: boolean; replay: boolean };
     pg_two_vs_one: number | null;
@@ -73,6 +82,16 @@ export async function benchHttpClaims(options: HttpClaimsOptions): Promise<HttpC
     await koa.stop();
   }
 
+  log(`durable koa: ${seconds} s at ${connections} connections`);
+  const durable = await startChild('durable koa', ['--import=tsx', path.join(ROOT, 'bench/durable-koa.ts')], /listening on (http:\/\/\S+)/);
+  let durableKoa: Rate;
+  try {
+    await durableLoad(durable.url, connections, warmup(seconds));
+    durableKoa = await durableLoad(durable.url, connections, seconds);
+  } finally {
+    await durable.stop();
+  }
+
   const sqlite = await withGatehouse({ kind: 'sqlite' }, 1, options.profile, profiles, async ([server]) => {
     const keys = await gatewayKeys(server!);
     log(`sqlite: new-key claims`);
@@ -94,10 +113,10 @@ export async function benchHttpClaims(options: HttpClaimsOptions): Promise<HttpC
         const setups = [{ servers: single, keys: await gatewayKeys(single[0]!) }, { servers: pair, keys: await gatewayKeys(pair[0]!) }];
         for (const setup of setups) await newKeyLoad(setup.servers, setup.keys, connections, warmup(seconds));
         const slices: Rate[][] = [[], []];
-        const sliceSeconds = Math.max(1, Math.round(seconds / 2));
-        for (let round = 0; round < 2; round++) {
-          for (const i of round === 0 ? [0, 1] : [1, 0]) {
-            log(`postgres, ${i + 1} instance${i ? 's' : ''}: new-key claims (slice ${round + 1} of 2)`);
+        const sliceSeconds = Math.max(1, Math.round(seconds / PG_ROUNDS));
+        for (let round = 0; round < PG_ROUNDS; round++) {
+          for (const i of round % 2 === 0 ? [0, 1] : [1, 0]) {
+            log(`postgres, ${i + 1} instance${i ? 's' : ''}: new-key claims (slice ${round + 1} of ${PG_ROUNDS})`);
             slices[i]!.push(await newKeyLoad(setups[i]!.servers, setups[i]!.keys, connections, sliceSeconds));
           }
         }
@@ -110,10 +129,12 @@ export async function benchHttpClaims(options: HttpClaimsOptions): Promise<HttpC
   const newKeyRatio = sqlite.new_key_claims.rps / bareKoa.rps;
   const replayRatio = sqlite.replays.rps / bareKoa.rps;
   return {
-    connections, seconds, bare_koa: bareKoa, sqlite, postgres,
+    connections, seconds, bare_koa: bareKoa, durable_koa: durableKoa, sqlite, postgres,
     ratios: {
       new_key_vs_koa: round(newKeyRatio, 3),
       replay_vs_koa: round(replayRatio, 3),
+      new_key_vs_durable: round(sqlite.new_key_claims.rps / durableKoa.rps, 3),
+      replay_vs_durable: round(sqlite.replays.rps / durableKoa.rps, 3),
       targets_met: { new_key: newKeyRatio >= 0.4, new_key_p99: sqlite.new_key_claims.p99_ms <= 25, replay: replayRatio >= 0.6 },
       pg_two_vs_one: 'one_instance' in postgres ? round(postgres.two_instances.rps / postgres.one_instance.rps, 3) : null,
     },
@@ -132,7 +153,7 @@ export function defaultPostgresAdminUrl(): string {
 const CLAIM_BODY = (n: number) => JSON.stringify({ method: 'POST', route: '/v1/tickets', command: { title: 'bench ticket', amount_minor: 1000 + n, currency: 'EUR' } });
 
 /** New Idempotency-Key on every request, accounts in rotation; connections split evenly over the servers. */
-async function newKeyLoad(servers: BenchServer[], keys: string[], connections: number, seconds: number): Promise<Rate> {
+export async function newKeyLoad(servers: BenchServer[], keys: string[], connections: number, seconds: number): Promise<Rate> {
   const run = crypto.randomBytes(4).toString('hex');
   let n = 0;
   const per = splitConnections(connections, servers.length);
@@ -147,6 +168,21 @@ async function newKeyLoad(servers: BenchServer[], keys: string[], connections: n
     },
   })));
   return combine(results);
+}
+
+/** The durable ceiling: the claim body, a new Idempotency-Key on every request. */
+async function durableLoad(url: string, connections: number, seconds: number): Promise<Rate> {
+  const run = crypto.randomBytes(4).toString('hex');
+  let n = 0;
+  return load({
+    url, connections, seconds, method: 'POST', path: '/',
+    headers: { 'content-type': 'application/json' },
+    body: CLAIM_BODY(0),
+    setupRequest: (req) => {
+      req.headers = { ...req.headers, 'idempotency-key': `bench-durable-${run}-${n++}` };
+      return req;
+    },
+  });
 }
 
 /** The same key and body again and again on an operation that is terminal: `replayed`, 200. */
