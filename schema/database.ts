@@ -102,8 +102,7 @@ export interface OperationsTable {
   /** SHA-256 hex of the current lease token; a new lease supersedes the old one. */
   lease_token_hash: string | null;
   lease_expires_at: number | null;
-  /** Seq of the event whose payload holds the command / the stored response. */
-  command_seq: number;
+  /** Seq of the event whose payload holds the stored response (the command is the `attempted` event's payload). */
   response_seq: number | null;
   response_status: number | null;
   approval_id: string | null;

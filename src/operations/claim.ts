@@ -4,7 +4,7 @@ import { rfc3339 } from '../core/time.js';
 import { issueLease, type IssuedLease } from './lease.js';
 import { changeEvent } from './operation-events.js';
 import { operationJson, type OperationRow } from './operation-json.js';
-import { lockOperation, lockOperationByKey, updateOperation } from './operation-rows.js';
+import { lockOperation, lockOperationByKey } from './operation-rows.js';
 import { takeScope } from './scope-holds.js';
 import { answerExisting, answerReused } from './claim-existing.js';
 import { gateOrRefusal, requestApproval } from './claim-approval.js';
@@ -19,6 +19,10 @@ import type { ClaimRequest, ClaimResult, ClaimScope, OperationDeps } from './cla
 export async function claimOperation(deps: OperationDeps, request: ClaimRequest): Promise<ClaimResult> {
   return deps.store.transact(async (trx) => {
     const scope: ClaimScope = { deps, trx, request, nowMs: deps.clock.now() };
+    // Most claims carry a new key: insert first, and look the key up only when a unique constraint
+    // says it (or the business key) is taken. A scope is taken before its operation exists, and a
+    // retry must not meet its own operation's hold as scope_busy, so a scoped claim looks up first.
+    if (request.exclusiveScope === null) return createOperation(scope);
     const existing = await lockOperationByKey(deps.store, trx, request.accountId, request.idempotencyKey);
     if (existing) return answerExisting(scope, existing);
     const sameBusiness = await findByBusinessKey(scope);
@@ -56,16 +60,17 @@ async function createOperation(scope: ClaimScope): Promise<ClaimResult> {
     .executeTakeFirstOrThrow();
   if (!numInsertedOrUpdatedRows) return answerLoser(scope, id);
 
-  const attempted = await deps.ledger.append(trx, { ...changeEvent(inserted, 'attempted', request.principal.id), payload: request.command });
-  const row = await updateOperation(trx, inserted, { command_seq: attempted.seq }, nowMs);
-  if (gated) return requestApproval(scope, gated.gate, row);
-  return { answer: { outcome: 'created', execute: true, operation: await operationJson(trx, deps.ledger, row), lease: lease!.lease } };
+  await deps.ledger.append(trx, { ...changeEvent(inserted, 'attempted', request.principal.id), payload: request.command });
+  if (gated) return requestApproval(scope, gated.gate, inserted);
+  return { answer: { outcome: 'created', execute: true, operation: await operationJson(trx, deps.ledger, inserted), lease: lease!.lease } };
 }
 
-/** A concurrent claim inserted first (PostgreSQL): give back our scope hold and answer from the winner's row. */
+/** The key or the business key is taken (a retry, or a concurrent claim that inserted first): give back our scope hold and answer from that row. */
 async function answerLoser(scope: ClaimScope, ourId: string): Promise<ClaimResult> {
   const { deps, trx, request } = scope;
-  await trx.deleteFrom('scope_holds').where('account_id', '=', request.accountId).where('operation_id', '=', ourId).execute();
+  if (request.exclusiveScope !== null) {
+    await trx.deleteFrom('scope_holds').where('account_id', '=', request.accountId).where('operation_id', '=', ourId).execute();
+  }
   const byKey = await lockOperationByKey(deps.store, trx, request.accountId, request.idempotencyKey);
   if (byKey) return answerExisting(scope, byKey);
   const byBusiness = await findByBusinessKey(scope);
@@ -91,8 +96,6 @@ function newRow(request: ClaimRequest, id: string, nowMs: number, lease: IssuedL
     lease_seconds: request.leaseSeconds,
     lease_token_hash: lease?.tokenHash ?? null,
     lease_expires_at: lease?.expiresAtMs ?? null,
-    // Set right after the `attempted` event is appended, in this transaction.
-    command_seq: 0,
     response_seq: null,
     response_status: null,
     approval_id: null,
