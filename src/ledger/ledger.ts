@@ -13,22 +13,25 @@ import { AppError } from '../http/errors.js';
 import type { DataKeys } from './data-keys.js';
 import type { AppendedEvent, EventInput } from './event-input.js';
 import { signCheckpoint, type Checkpoint } from './checkpoints.js';
+import { advanceChain, type ChainHead } from './chain-write.js';
 
 /** A checkpoint is signed in the append that crosses this many events since the last one. */
 export const CHECKPOINT_EVERY_EVENTS = 1000;
 
-interface ChainHead {
-  size: number;
-  head_hash: string;
-  frontier: string;
-  checkpoint_size: number;
-}
+/** Accounts whose last written head is remembered; past this the memory starts over (a miss costs one read). */
+const MAX_CACHED_HEADS = 10_000;
+const GUESS_PAUSE_AFTER_MISS_MS = 1000;
 
 /**
  * The append-only, hash-chained log: one chain per account. `append` runs inside
  * the caller's transaction, so a state change and its event commit together or not at all.
  */
 export class Ledger {
+  /** The head each account's chain had after this instance's last append: a guess, checked on use. */
+  private readonly heads = new Map<string, ChainHead>();
+  /** When a guess last missed, per account. */
+  private readonly missedAt = new Map<string, number>();
+
   constructor(
     private readonly store: Store,
     private readonly sodium: Sodium,
@@ -40,7 +43,47 @@ export class Ledger {
 
   async append(trx: Db, input: EventInput): Promise<AppendedEvent> {
     const dataKey = await this.dataKeys.forAccount(trx, input.account_id);
-    const head = await this.lockChainHead(trx, input.account_id);
+    // The head this instance wrote last is usually still the head: write on it without reading it
+    // first. When another instance, a rolled-back transaction or a checkpoint moved it, the write
+    // (a compare-and-set) does nothing, and the head is locked and read as it would be without a guess.
+    const guess = this.guessHead(input.account_id);
+    if (guess) {
+      const written = await this.writeNext(trx, guess, input, dataKey);
+      if (written) return written;
+      this.missedAt.set(input.account_id, this.clock.now());
+    }
+    const written = await this.writeNext(trx, await this.lockChainHead(trx, input.account_id), input, dataKey);
+    if (!written) throw new AppError('internal', `chain head of ${input.account_id} moved while locked`);
+    return written;
+  }
+
+  /** Writes the event after `head` if `head` is still the chain's head; null, with nothing written, if it is not. */
+  private async writeNext(trx: Db, head: ChainHead, input: EventInput, dataKey: Uint8Array | null): Promise<AppendedEvent | null> {
+    const { next, event, frontier, checkpointDue } = this.nextEvent(head, input, dataKey);
+    // Remembered before the write returns, so the next append to this account (in another
+    // transaction, which will wait on this one's lock) already builds on this event.
+    this.rememberHead(input.account_id, next);
+    if (!(await advanceChain(this.store.dialect, trx, input.account_id, head, next, event))) {
+      // Appends that meanwhile built on `next` will miss as well; later ones read the real head.
+      if (this.heads.get(input.account_id) === next) this.heads.delete(input.account_id);
+      return null;
+    }
+    if (checkpointDue) await this.insertCheckpoint(trx, input.account_id, frontier);
+    return { seq: event.seq, hash: event.hash, ts: event.ts };
+  }
+
+  /**
+   * No guessing for a while after a miss: when other instances append to the same account most
+   * guesses miss, and a miss costs one round trip more than locking and reading the head at once.
+   */
+  private guessHead(accountId: string): ChainHead | undefined {
+    const missedAt = this.missedAt.get(accountId);
+    if (missedAt !== undefined && this.clock.now() - missedAt < GUESS_PAUSE_AFTER_MISS_MS) return undefined;
+    return this.heads.get(accountId);
+  }
+
+  /** The event after `head`, sealed and hashed, and the head it makes. */
+  private nextEvent(head: ChainHead, input: EventInput, dataKey: Uint8Array | null) {
     const seq = head.size + 1;
     const ts = rfc3339(this.clock.now());
     const payload = input.payload === undefined || dataKey === null
@@ -65,20 +108,19 @@ export class Ledger {
       prev_hash: head.head_hash,
     };
     const hash = eventHash(header);
-    await trx.insertInto('events').values({ ...header, hash, payload }).execute();
-
     const frontier = MerkleFrontier.from(head.size, JSON.parse(head.frontier) as string[]);
     frontier.append(leafHash(Buffer.from(hash, 'hex')));
-    let checkpointSize = head.checkpoint_size;
-    if (seq - checkpointSize >= CHECKPOINT_EVERY_EVENTS) {
-      await this.insertCheckpoint(trx, input.account_id, frontier);
-      checkpointSize = seq;
+    const checkpointDue = seq - head.checkpoint_size >= CHECKPOINT_EVERY_EVENTS;
+    const next: ChainHead = { size: seq, head_hash: hash, frontier: JSON.stringify(frontier.toJSON()), checkpoint_size: checkpointDue ? seq : head.checkpoint_size };
+    return { next, event: { ...header, hash, payload }, frontier, checkpointDue };
+  }
+
+  private rememberHead(accountId: string, head: ChainHead): void {
+    if (this.heads.size >= MAX_CACHED_HEADS) {
+      this.heads.clear();
+      this.missedAt.clear();
     }
-    await trx.updateTable('chains')
-      .set({ size: seq, head_hash: hash, frontier: JSON.stringify(frontier.toJSON()), checkpoint_size: checkpointSize })
-      .where('account_id', '=', input.account_id)
-      .execute();
-    return { seq, hash, ts };
+    this.heads.set(accountId, head);
   }
 
   /** Signs a checkpoint of the account's chain as it is now (or returns the one already signed at this size). */
@@ -91,6 +133,7 @@ export class Ledger {
       if (existing) return existing;
       const frontier = MerkleFrontier.from(head.size, JSON.parse(head.frontier) as string[]);
       const checkpoint = await this.insertCheckpoint(trx, accountId, frontier);
+      this.rememberHead(accountId, { ...head, checkpoint_size: head.size });
       await trx.updateTable('chains').set({ checkpoint_size: head.size }).where('account_id', '=', accountId).execute();
       return checkpoint;
     });

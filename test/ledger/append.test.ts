@@ -1,6 +1,11 @@
 import test from 'ava';
+import { openContext, type AppContext } from '../../src/context.js';
 import { startTestApp } from '../helpers/app.js';
+import { runCli } from '../helpers/cli.js';
 import { storeKinds } from '../helpers/stores.js';
+
+const appendTo = (context: AppContext, account: string) =>
+  context.store.transact((trx) => context.ledger.append(trx, { account_id: account, type: 'attempted', actor: null, payload: { at: Date.now() } }));
 
 for (const kind of await storeKinds()) {
   test(`[${kind}] appends gapless seq and seals payloads so they read back`, async (t) => {
@@ -32,4 +37,32 @@ for (const kind of await storeKinds()) {
     const seqs = (await store.db.selectFrom('events').select('seq').where('account_id', '=', 'acme').orderBy('seq').execute()).map((r) => r.seq);
     t.deepEqual(seqs, [1, 2]);
   });
+
+  test(`[${kind}] two instances taking turns on one account find each other's appends, and a rolled-back append is never built on`, async (t) => {
+    const app = await startTestApp(t, kind);
+    // A second instance on the same database: its own store connection(s) and its own remembered heads.
+    const other = await openContext(app.store.config);
+    try {
+      const instances = [app.context, other];
+      // In turns: every append after the first builds on a head the other instance has since moved.
+      for (let i = 0; i < 10; i++) await appendTo(instances[i % 2]!, 'acme');
+      // At once, from both.
+      await Promise.all(Array.from({ length: 40 }, (_, i) => appendTo(instances[i % 2]!, 'acme')));
+      // A transaction that appends and then fails leaves its instance remembering a head that never committed.
+      await t.throwsAsync(app.context.store.transact(async (trx) => {
+        await app.context.ledger.append(trx, { account_id: 'acme', type: 'attempted', actor: null });
+        throw new Error('boom');
+      }), { message: 'boom' });
+      await appendTo(app.context, 'acme');
+      await appendTo(other, 'acme');
+    } finally {
+      await other.close();
+    }
+    const rows = await app.context.store.db.selectFrom('events').select(['seq', 'prev_hash', 'hash']).where('account_id', '=', 'acme').orderBy('seq').execute();
+    t.deepEqual(rows.map((r) => r.seq), Array.from({ length: 52 }, (_, i) => i + 1));
+    for (let i = 1; i < rows.length; i++) t.is(rows[i]!.prev_hash, rows[i - 1]!.hash, `event ${i + 1} links to event ${i}`);
+    const verify = await runCli(['verify', ...app.store.cliArgs]);
+    t.is(verify.code, 0, verify.stdout + verify.stderr);
+  });
 }
+
