@@ -16,6 +16,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { cpuUsage, sampleCpu, type CpuUsage } from './cpu-usage.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = path.join(ROOT, 'bin/gatehouse.js');
@@ -41,7 +42,7 @@ export interface HttpClaimsResult {
   /** One group-committed, synchronous=FULL SQLite insert per request, new key each time: the durable ceiling. */
   durable_koa: Rate;
   sqlite: { new_key_claims: Rate; replays: Rate; cycles: { per_sec: number; workers: number; failures: number } };
-  postgres: { one_instance: Rate; two_instances: Rate } | { skipped: string };
+  postgres: { one_instance: Rate; two_instances: Rate; cpu: { one_instance: CpuUsage | null; two_instances: CpuUsage | null } } | { skipped: string };
   ratios: {
     new_key_vs_koa: number;
     replay_vs_koa: number;
@@ -113,14 +114,21 @@ export async function benchHttpClaims(options: HttpClaimsOptions): Promise<HttpC
         const setups = [{ servers: single, keys: await gatewayKeys(single[0]!) }, { servers: pair, keys: await gatewayKeys(pair[0]!) }];
         for (const setup of setups) await newKeyLoad(setup.servers, setup.keys, connections, warmup(seconds));
         const slices: Rate[][] = [[], []];
+        const cpu: Array<Array<CpuUsage | null>> = [[], []];
         const sliceSeconds = Math.max(1, Math.round(seconds / PG_ROUNDS));
         for (let round = 0; round < PG_ROUNDS; round++) {
           for (const i of round % 2 === 0 ? [0, 1] : [1, 0]) {
             log(`postgres, ${i + 1} instance${i ? 's' : ''}: new-key claims (slice ${round + 1} of ${PG_ROUNDS})`);
+            const groups = { gatehouse: setups[i]!.servers.map((server) => server.pid), 'load generator': [process.pid] };
+            const before = sampleCpu(groups);
             slices[i]!.push(await newKeyLoad(setups[i]!.servers, setups[i]!.keys, connections, sliceSeconds));
+            cpu[i]!.push(cpuUsage(before, sampleCpu(groups)));
           }
         }
-        return { one_instance: average(slices[0]!), two_instances: average(slices[1]!) };
+        return {
+          one_instance: average(slices[0]!), two_instances: average(slices[1]!),
+          cpu: { one_instance: averageCpu(cpu[0]!), two_instances: averageCpu(cpu[1]!) },
+        };
       }));
   } else {
     log(`postgres: SKIPPED (${adminUrl ?? 'no URL'} does not answer)`);
@@ -269,6 +277,18 @@ function average(rates: Rate[]): Rate {
   return { ...sum, rps: round(sum.rps / rates.length, 1) };
 }
 
+/** Mean of the slices' CPU usage; null without /proc. */
+function averageCpu(usages: Array<CpuUsage | null>): CpuUsage | null {
+  const known = usages.filter((u): u is CpuUsage => u !== null);
+  if (known.length === 0) return null;
+  const mean = (pick: (u: CpuUsage) => number) => Math.round(known.reduce((sum, u) => sum + pick(u), 0) / known.length);
+  const groups = Object.keys(known[0]!.by_group_pct);
+  return {
+    machine_busy_pct: mean((u) => u.machine_busy_pct),
+    by_group_pct: Object.fromEntries(groups.map((g) => [g, mean((u) => u.by_group_pct[g] ?? 0)])),
+  };
+}
+
 function splitConnections(total: number, parts: number): number[] {
   return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0));
 }
@@ -284,6 +304,7 @@ function round(value: number, digits: number): number {
 export interface BenchServer {
   url: string;
   adminKey: string | null;
+  pid: number;
 }
 
 interface Child extends BenchServer {
@@ -315,7 +336,7 @@ function startChild(name: string, args: string[], listening: RegExp, env: NodeJS
       const m = stdout.match(listening);
       if (m) {
         clearTimeout(timer);
-        resolve({ url: m[1]!, adminKey: stdout.match(/admin key: (gh_[A-Za-z0-9_-]+)/)?.[1] ?? null, process: child, stop });
+        resolve({ url: m[1]!, adminKey: stdout.match(/admin key: (gh_[A-Za-z0-9_-]+)/)?.[1] ?? null, pid: child.pid!, process: child, stop });
       }
     });
   });
@@ -349,7 +370,7 @@ export async function withGatehouse<T>(
       children.push(await startChild(`gatehouse serve #${i}`, [...nodeArgs, BIN, 'serve', '--host', '127.0.0.1', '--port', '0', ...storeArgs], /gatehouse listening on (http:\/\/\S+)/));
     }
     const adminKey = children.find((c) => c.adminKey)?.adminKey ?? null;
-    return await body(children.map((c) => ({ url: c.url, adminKey })));
+    return await body(children.map((c) => ({ url: c.url, adminKey, pid: c.pid })));
   } finally {
     await Promise.all(children.map((c) => c.stop()));
     if (profile && fs.existsSync(profileDir)) profiles.push(...fs.readdirSync(profileDir).filter((f) => f.startsWith(`${choice.kind}-${count}x-`)).map((f) => path.join(profileDir, f)));
