@@ -9,6 +9,7 @@ import { readForm } from './form.js';
 import { errorPage, loginPage } from './layout.js';
 import { detailPage, listPage } from './pages.js';
 import { constantTimeEqual, type UiSession } from './sessions.js';
+import { clientOf, SignInThrottle } from './sign-in-throttle.js';
 import { STYLESHEET } from './style.js';
 
 const COOKIE = 'gatehouse_ui';
@@ -23,6 +24,7 @@ const SECURITY_HEADERS = {
 /** The approver pages. Not under /v1, so no Bearer key: the session cookie authenticates. GETs never change state. */
 export function uiRoutes(context: AppContext): RouteModule {
   const { approvals } = context;
+  const signInThrottle = new SignInThrottle(context.clock);
   const router = new Router({ prefix: '/ui' });
   router.use(uiErrors(approvals));
 
@@ -38,15 +40,27 @@ export function uiRoutes(context: AppContext): RouteModule {
   });
   router.post('/login', async (ctx) => {
     refuseCrossSite(ctx);
-    const key = (await readForm(ctx)).get('key')?.trim() ?? '';
-    const principal = await context.principals.authenticate(key);
-    if (!principal || !hasRole(principal, 'approver', 'admin')) {
-      return sendHtml(ctx, 401, loginPage('That key is unknown, revoked, or does not belong to an approver.'));
+    // Before the key is looked at: a locked-out client learns nothing, not even from the right key.
+    const client = clientOf(ctx.ip);
+    const admission = signInThrottle.admit(client);
+    if (!admission.admitted) return refuseThrottled(ctx, admission.retryAfterSeconds);
+    const { attempt } = admission;
+    try {
+      const key = (await readForm(ctx)).get('key')?.trim() ?? '';
+      const principal = await context.principals.authenticate(key);
+      if (!principal || !hasRole(principal, 'approver', 'admin')) {
+        const lock = attempt.recordFailure();
+        // The address only: the key tried is a secret (it may be a real key pasted into the wrong box).
+        if (lock) context.logger.warn({ client, locked_for_seconds: lock.lockedForSeconds }, 'approver sign-in locked out after repeated failures');
+        return sendHtml(ctx, 401, loginPage('That key is unknown, revoked, or does not belong to an approver.'));
+      }
+      const { sessionId } = await approvals.sessions.create(principal.id);
+      ctx.cookies.set(COOKIE, sessionId, { httpOnly: true, sameSite: 'strict', path: '/ui', secure: ctx.secure, overwrite: true, maxAge: 8 * 3600 * 1000 });
+      ctx.status = 303;
+      ctx.redirect('/ui/approvals');
+    } finally {
+      attempt.end();
     }
-    const { sessionId } = await approvals.sessions.create(principal.id);
-    ctx.cookies.set(COOKIE, sessionId, { httpOnly: true, sameSite: 'strict', path: '/ui', secure: ctx.secure, overwrite: true, maxAge: 8 * 3600 * 1000 });
-    ctx.status = 303;
-    ctx.redirect('/ui/approvals');
   });
   router.post('/logout', async (ctx) => {
     const session = await postingSession(ctx, approvals);
@@ -90,6 +104,16 @@ function sendHtml(ctx: Context, status: number, body: string): void {
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   ctx.body = body;
+}
+
+/**
+ * 429 with Retry-After, on the sign-in page like its other refusals. The same words whatever
+ * key was sent: the answer must not tell whether the key exists.
+ */
+function refuseThrottled(ctx: Context, retryAfterSeconds: number): void {
+  ctx.set('retry-after', String(retryAfterSeconds));
+  const wait = retryAfterSeconds < 60 ? `${retryAfterSeconds} s` : `${Math.ceil(retryAfterSeconds / 60)} min`;
+  sendHtml(ctx, 429, loginPage(`Too many failed sign-in attempts from your network address. Try again in ${wait}.`));
 }
 
 /** A page view: without a live session, go sign in. */
