@@ -8,6 +8,7 @@ interface ServeArgs extends StoreArgs {
   port: number;
   config?: string;
   'max-body': string;
+  'trusted-proxies': number;
 }
 
 export const serveCommand: CommandModule<object, ServeArgs> = {
@@ -19,6 +20,10 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     port: { type: 'number', default: 8080 },
     config: { type: 'string', describe: 'policies file (JSON)' },
     'max-body': { type: 'string', default: '1mb', describe: 'largest request body, e.g. 512kb or 1mb (1mb = 1 MiB)' },
+    'trusted-proxies': {
+      type: 'number', default: 0,
+      describe: 'reverse proxies in front that append to X-Forwarded-For (the approver sign-in throttle counts the client they saw); 0 trusts no header',
+    },
   }),
   handler: (args) => runVerb(async () => {
     // Loaded here, not at the top: other verbs start without Koa, Kysely and the drivers.
@@ -27,6 +32,10 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       import('../../src/http/body.js'), import('../../src/policies/policies.js'),
     ]);
     if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535, not ${args.port}`);
+    const trustedProxies = args['trusted-proxies'];
+    if (!Number.isInteger(trustedProxies) || trustedProxies < 0 || trustedProxies > 10) {
+      throw new UsageError(`--trusted-proxies must be a whole number from 0 to 10, not ${trustedProxies}`);
+    }
     let maxBodyBytes: number;
     try {
       maxBodyBytes = parseByteSize(args['max-body']);
@@ -41,7 +50,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     const context = await openContext(config, { policies });
     const adminKey = await createFirstAdmin(context);
     if (adminKey) process.stdout.write(`admin key: ${adminKey}\n`);
-    const server = await startServer(context, { host: args.host, port: args.port, maxBodyBytes });
+    const server = await startServer(context, { host: args.host, port: args.port, maxBodyBytes, trustedProxies });
     process.stdout.write(`gatehouse listening on ${server.url} (store: ${context.store.dialect}, ledger ${context.ledgerId})\n`);
     const stop = async () => {
       await server.close();

@@ -6,12 +6,21 @@ import type { RouteModule } from './route-module.js';
 
 export interface HttpOptions {
   maxBodyBytes: number;
+  /**
+   * Reverse proxies in front of the service that append the client's address to
+   * X-Forwarded-For; 0 trusts no header. The client is the address the outermost of
+   * them saw: entries further left were written by the client and prove nothing.
+   */
+  trustedProxies?: number;
 }
 
 /** The Koa app: errors first, then authentication, then one router per domain. */
 export function createApp(context: AppContext, modules: RouteModule[], options: HttpOptions): Koa {
   const app = new Koa();
-  app.proxy = false;
+  const trustedProxies = options.trustedProxies ?? 0;
+  // ctx.ip is what the sign-in throttle counts: behind a proxy the socket's address is the proxy's.
+  app.proxy = trustedProxies > 0;
+  app.maxIpsCount = trustedProxies;
   app.use(errorMiddleware(context.logger));
   app.use(async (ctx, next) => {
     ctx.state.maxBodyBytes = options.maxBodyBytes;

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AppContext } from '../context.js';
-import { createApp } from './app.js';
+import { createApp, type HttpOptions } from './app.js';
 import { healthRoutes } from './health-routes.js';
 import { openapiRoutes } from './openapi-routes.js';
 import { ledgerRoutes } from '../ledger/routes.js';
@@ -12,10 +12,9 @@ import { approvalRoutes } from '../approvals/routes.js';
 import { uiRoutes } from '../approvals/ui/routes.js';
 import type { RouteModule } from './route-module.js';
 
-export interface ServeOptions {
+export interface ServeOptions extends HttpOptions {
   host: string;
   port: number;
-  maxBodyBytes: number;
 }
 
 export interface RunningServer {
@@ -33,7 +32,7 @@ const CHECKPOINT_INTERVAL_MS = 10_000;
 
 /** Serves HTTP and runs the background work: checkpoints at least every 10 s while events arrive. */
 export async function startServer(context: AppContext, options: ServeOptions): Promise<RunningServer> {
-  const app = createApp(context, routeModules(context), { maxBodyBytes: options.maxBodyBytes });
+  const app = createApp(context, routeModules(context), { maxBodyBytes: options.maxBodyBytes, trustedProxies: options.trustedProxies });
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {

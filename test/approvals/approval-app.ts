@@ -34,14 +34,14 @@ export interface ApprovalApp extends TestApp {
 export const ACCOUNT = 'acme';
 
 /** The real service over a fresh store with a policies file written for the test. */
-export async function startApprovalApp(t: ExecutionContext, kind: StoreKind, policies: object): Promise<ApprovalApp> {
+export async function startApprovalApp(t: ExecutionContext, kind: StoreKind, policies: object, options: { trustedProxies?: number } = {}): Promise<ApprovalApp> {
   const store = await createTestStore(kind);
   const file = path.join(store.dataDir, 'policies.json');
   fs.writeFileSync(file, JSON.stringify(policies));
   const clock = new TestClock();
   const context = await openContext({ ...store.config, policiesFile: file }, { clock });
   const adminKey = (await createFirstAdmin(context))!;
-  const server = await startServer(context, { host: '127.0.0.1', port: 0, maxBodyBytes: 1024 * 1024 });
+  const server = await startServer(context, { host: '127.0.0.1', port: 0, maxBodyBytes: 1024 * 1024, trustedProxies: options.trustedProxies });
   const keyFor = async (account: string, ...roles: Parameters<TestApp['keyFor']>[1][]) => (await context.principals.create({ account_id: account, roles })).key;
   const request: TestApp['request'] = (method, p, options = {}) => httpRequest(server.url, method, p, options);
   const app: ApprovalApp = {

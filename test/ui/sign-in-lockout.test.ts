@@ -19,13 +19,16 @@ interface SignInResponse {
  * POST /ui/login as a browser would, from a chosen loopback address: Linux routes all of
  * 127.0.0.0/8 to lo, so 127.0.0.2 is "another client" to the server on 127.0.0.1.
  */
-function signIn(baseUrl: string, key: string, from = '127.0.0.1'): Promise<SignInResponse> {
+function signIn(baseUrl: string, key: string, from = '127.0.0.1', forwardedFor?: string): Promise<SignInResponse> {
   const url = new URL('/ui/login', baseUrl);
   const body = new URLSearchParams({ key }).toString();
   return new Promise((resolve, reject) => {
     const req = http.request({
       host: url.hostname, port: url.port, path: url.pathname, method: 'POST', localAddress: from, agent: false,
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body), accept: 'text/html' },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body), accept: 'text/html',
+        ...(forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}),
+      },
     }, (res) => {
       let html = '';
       res.setEncoding('utf8');
@@ -39,13 +42,15 @@ function signIn(baseUrl: string, key: string, from = '127.0.0.1'): Promise<SignI
 
 const wrongKey = (i: number) => `gh_${String(i).padStart(43, 'x')}`;
 
-async function lockOut(t: ExecutionContext, app: ApprovalApp, from = '127.0.0.1'): Promise<void> {
-  for (let i = 0; i < 5; i++) t.is((await signIn(app.url, wrongKey(i), from)).status, 401, `wrong key ${i} is refused as wrong, not yet throttled`);
+async function lockOut(t: ExecutionContext, app: ApprovalApp, from = '127.0.0.1', forwardedFor?: (i: number) => string): Promise<void> {
+  for (let i = 0; i < 5; i++) {
+    t.is((await signIn(app.url, wrongKey(i), from, forwardedFor?.(i))).status, 401, `wrong key ${i} is refused as wrong, not yet throttled`);
+  }
 }
 
 /** Stops the app's clock (tests still move it with `advance`), so the seconds a lock has left are exact. */
-async function startFrozenApp(t: ExecutionContext, kind: StoreKind): Promise<ApprovalApp> {
-  const app = await startApprovalApp(t, kind, paymentsPolicy());
+async function startFrozenApp(t: ExecutionContext, kind: StoreKind, options: { trustedProxies?: number } = {}): Promise<ApprovalApp> {
+  const app = await startApprovalApp(t, kind, paymentsPolicy(), options);
   const frozenAt = Date.now();
   app.clock.now = () => frozenAt + app.clock.offsetMs;
   return app;
@@ -98,6 +103,26 @@ for (const kind of await storeKinds()) {
     const elsewhere = await signIn(app.url, app.approver, '127.0.0.3');
     t.is(elsewhere.status, 303);
     t.is((await signIn(app.url, wrongKey(0), '127.0.0.3')).status, 401, 'its own failures start from zero');
+  });
+
+  test(`[${kind}] behind one trusted proxy the address it saw is the client: one client is locked out, another behind the same proxy signs in`, async (t) => {
+    const app = await startFrozenApp(t, kind, { trustedProxies: 1 });
+    await lockOut(t, app, '127.0.0.1', () => '203.0.113.7');
+    t.is((await signIn(app.url, app.approver, '127.0.0.1', '203.0.113.7')).status, 429);
+    const neighbour = await signIn(app.url, app.approver, '127.0.0.1', '198.51.100.9');
+    t.is(neighbour.status, 303, 'the proxy\'s own address is not what is locked out');
+  });
+
+  test(`[${kind}] behind one trusted proxy, entries the client wrote to the left of the proxy's do not dodge the lock`, async (t) => {
+    const app = await startFrozenApp(t, kind, { trustedProxies: 1 });
+    await lockOut(t, app, '127.0.0.1', (i) => `10.9.9.${i}, 203.0.113.7`);
+    t.is((await signIn(app.url, app.approver, '127.0.0.1', '10.1.1.1, 203.0.113.7')).status, 429);
+  });
+
+  test(`[${kind}] without trusted proxies X-Forwarded-For is ignored: changing it does not dodge the lock`, async (t) => {
+    const app = await startFrozenApp(t, kind);
+    await lockOut(t, app, '127.0.0.1', (i) => `203.0.113.${i}`);
+    t.is((await signIn(app.url, app.approver, '127.0.0.1', '198.51.100.9')).status, 429);
   });
 
   test(`[${kind}] successful sign-ins are not counted: ten in a row, then four typos, then one more all pass`, async (t) => {
