@@ -26,16 +26,23 @@
  * signature, foreign origin, fields that disagree with its note) is reported at its tree size,
  * an unwrappable data key at the first event with a payload (1 when none). Those two kinds
  * say nothing about a particular event, so they rank after any failure of the log itself.
+ *
+ * This class keeps the chain's position (expected seq, last hash, frontier) and the fast paths
+ * over it; the rest is beside it: the reference checks of an event's content (event-checks.ts),
+ * whether a checkpoint is trusted (checkpoint-trust.ts), checkpoints against the log's root at
+ * their sizes (checkpoint-roots.ts), which failure the verdict names (first-failure.ts) and the
+ * account's data key (account-data-key.ts).
  */
-import { type EventHeader, GENESIS_PREV_HASH, checkEventRow, eventHash } from './event-hash.js';
-import { HEX64, headerProblem, isPositiveInt } from './event-shape.js';
-import { MerkleFrontier, sha256Digest } from './merkle.js';
-import { NoteError, parseCheckpointBody, verifyNote } from './note.js';
-import { SealError, openPayload, unwrapDataKey } from './seal.js';
+import { payloadOpens, unwrapAccountDataKey } from './account-data-key.js';
+import { CheckpointRoots } from './checkpoint-roots.js';
+import { CheckpointTrust, type VerifierCheckpoint } from './checkpoint-trust.js';
+import { EventChecks, chainedHash } from './event-checks.js';
+import { GENESIS_PREV_HASH, checkEventRow } from './event-hash.js';
+import { headerProblem, isPositiveInt } from './event-shape.js';
+import { FirstFailure } from './first-failure.js';
+import { MerkleFrontier } from './merkle.js';
 import type { NoteVerifierKey } from './signing-key.js';
-import { loadSodium } from './sodium.js';
-
-const sodium = await loadSodium();
+import { type VerifierEvent, rowEvent } from './verifier-event.js';
 
 export interface ChainVerifierOptions {
   accountId: string;
@@ -52,22 +59,6 @@ export interface ChainVerifierOptions {
   wrappedDataKey?: Uint8Array | null;
 }
 
-export interface VerifierEvent {
-  header: EventHeader;
-  /** The stored hash, lowercase hex. */
-  hash: string;
-  /** The stored (sealed) payload bytes, nonce included. */
-  payload: Uint8Array | null;
-}
-
-export interface VerifierCheckpoint {
-  /** Optional for a checkpoint given as bare note text; when present it must match the note. */
-  tree_size?: number;
-  /** Hex; optional like tree_size. */
-  root_hash?: string;
-  note: string;
-}
-
 export interface AccountVerdict {
   account_id: string;
   events: number;
@@ -77,82 +68,50 @@ export interface AccountVerdict {
   shredded: boolean;
 }
 
-interface Failure {
-  seq: number;
-  reason: string;
-  /** A checkpoint or key failure: ranks after any failure found in the events themselves. */
-  secondary: boolean;
-}
-
-interface PendingCheckpoint {
-  size: number;
-  rootHex: string;
-  given: boolean;
-}
-
-
 export class ChainVerifier {
   readonly accountId: string;
-  readonly #trustedKeys: ReadonlyArray<NoteVerifierKey>;
-  readonly #ledgerId: string | undefined;
-  #dataKey: Uint8Array | null = null;
+  /** Null when payloads are not opened: no master key, no wrapped key, or it did not unwrap. */
+  readonly #dataKey: Uint8Array | null;
   readonly #shredded: boolean;
 
   #events = 0;
   #expectedSeq = 1;
   #prevHash = GENESIS_PREV_HASH;
   readonly #frontier = new MerkleFrontier();
-
-  /** Sizes announced in advance whose root must be remembered. */
-  readonly #expectedSizes = new Set<number>();
-  /** size → root (hex) for announced sizes already reached. */
-  readonly #rootsAt = new Map<number, string>();
-  /** Checkpoints ahead of the log, by size. */
-  readonly #pending = new Map<number, PendingCheckpoint[]>();
-  /** Sizes of checkpoints that matched the log (to bound where a mismatch can lie). */
-  readonly #matchedSizes: number[] = [];
-  /** Checkpoints whose root did not match the log, reported relative to matched ones at finish. */
-  readonly #mismatches: Array<{ size: number; given: boolean }> = [];
+  readonly #roots = new CheckpointRoots(this.#frontier);
   #checkpoints = 0;
 
-  #failure: Failure | null = null;
+  readonly #failures = new FirstFailure();
+  readonly #eventChecks: EventChecks;
+  readonly #checkpointTrust: CheckpointTrust;
   #finished = false;
   /** The wrapped data key did not unwrap; reported at the first event with a payload. */
-  #keyFailed = false;
+  readonly #keyFailed: boolean;
   #firstPayloadSeq: number | null = null;
 
   constructor(options: ChainVerifierOptions) {
     this.accountId = options.accountId;
-    this.#trustedKeys = options.trustedKeys;
-    this.#ledgerId = options.ledgerId;
     this.#shredded = options.wrappedDataKey === null;
-    if (options.masterKey !== undefined && options.wrappedDataKey) {
-      try {
-        this.#dataKey = unwrapDataKey(sodium, options.masterKey, options.accountId, options.wrappedDataKey);
-      } catch (err) {
-        if (!(err instanceof SealError)) throw err;
-        this.#keyFailed = true;
-      }
-    }
+    const key = unwrapAccountDataKey(options.masterKey, options.accountId, options.wrappedDataKey);
+    this.#keyFailed = key === 'does_not_unwrap';
+    this.#dataKey = key === 'does_not_unwrap' ? null : key;
+    this.#eventChecks = new EventChecks(this.accountId, this.#dataKey, this.#failures);
+    this.#checkpointTrust = new CheckpointTrust(this.accountId, options.trustedKeys, options.ledgerId, this.#failures);
   }
 
   /** Remember the root at these sizes so checkpoints may be added after the events. */
   expectCheckpointSizes(sizes: Iterable<number>): void {
-    for (const size of sizes) {
-      if (!Number.isSafeInteger(size) || size < 0) continue; // a malformed checkpoint is reported when added
-      if (size < this.#frontier.size) throw new Error(`ChainVerifier: size ${size} announced after the log passed it`);
-      if (size === this.#frontier.size) this.#rootsAt.set(size, this.#frontier.rootHex());
-      else this.#expectedSizes.add(size);
-    }
+    this.#roots.announce(sizes);
   }
 
   /**
-   * Check one event given as a database row (EVENT_ROW order: the 16 header fields in contract
-   * order, then hash and payload), in stored order. The fast path for readers of 1M-row
-   * ledgers: it builds no header object. A row is taken here only when every check passes
-   * (right types, seq and link as expected, header hashes to the stored hash, payload matches
-   * and, with the master key, decrypts); anything else goes through addEvent, which makes the
-   * same checks and names the failure. So this never accepts what addEvent would refuse.
+   * Check one event given as a database row (EVENT_COLUMNS order, src/verify/columns.ts: the
+   * 16 header fields in contract order, then hash and payload), in stored order. The fast path
+   * for readers of 1M-row ledgers: it builds no header object. A row is taken here only when
+   * every check passes (right types, seq and link as expected, header hashes to the stored hash,
+   * payload matches and, with the master key, decrypts); anything else goes through addEvent,
+   * which makes the same checks and names the failure. So this never accepts what addEvent
+   * would refuse.
    */
   addRow(r: readonly unknown[]): void {
     if (!this.#finished && !this.#keyFailed) {
@@ -162,7 +121,7 @@ export class ChainVerifier {
         this.#expectedSeq = (r[0] as number) + 1;
         this.#prevHash = hash;
         this.#frontier.appendEventHash(hash);
-        this.#reached(this.#frontier.size);
+        this.#roots.reached(this.#frontier.size);
         return;
       }
     }
@@ -193,10 +152,11 @@ export class ChainVerifier {
   addCheckedLeaves(firstSeq: number, firstPrevHash: string, lastHash: string, leaves: Buffer, offset: number, count: number): boolean {
     if (!this.acceptsCheckedLeaves || count <= 0 || firstSeq !== this.#expectedSeq || firstPrevHash !== this.#prevHash) return false;
     const frontier = this.#frontier;
+    const roots = this.#roots;
     const end = offset + count * 32;
     for (let o = offset; o < end; o += 32) {
       frontier.appendLeafAt(leaves, o);
-      this.#reached(frontier.size);
+      roots.reached(frontier.size);
     }
     this.#events += count;
     this.#expectedSeq = firstSeq + count;
@@ -204,7 +164,7 @@ export class ChainVerifier {
     return true;
   }
 
-  /** Check one event; events must come in stored order. */
+  /** Check one event; events must come in stored order. The reference path: names every failure. */
   addEvent(event: VerifierEvent): void {
     this.#checkOpen();
     this.#events++;
@@ -220,68 +180,27 @@ export class ChainVerifier {
 
     // 1. seq continuity
     if (seq !== expected) {
-      if (seq > expected) this.#fail(expected, `event seq ${expected} is missing (the next event stored has seq ${seq})`);
-      else this.#fail(expected, `expected seq ${expected}, found seq ${seq} again or out of order`);
+      if (seq > expected) this.#failures.report(expected, `event seq ${expected} is missing (the next event stored has seq ${seq})`);
+      else this.#failures.report(expected, `expected seq ${expected}, found seq ${seq} again or out of order`);
     }
     // After a gap, resynchronise on the stored seq; an old seq again (duplicate, swap) does not move it.
     const behind = seq < expected;
     if (!behind) this.#expectedSeq = seq + 1;
 
-    let recomputed: string | null = null;
-    let storedHashOk: boolean | undefined; // decided lazily: equal to the recomputed hash means well-formed
-
+    // Advance with what the log claims, whatever the checks found (see chainedHash).
+    let h: string;
     if (behind) {
       // Already reported at `expected`; its own checks would name an earlier seq that is not at fault.
+      h = chainedHash(hash, null);
     } else if (malformed !== null) {
-      this.#fail(seq, `event ${seq}: malformed header: ${malformed}`);
+      this.#failures.report(seq, `event ${seq}: malformed header: ${malformed}`);
+      h = chainedHash(hash, null);
     } else {
-      // 2. account
-      if (header.account_id !== this.accountId) {
-        this.#fail(seq, `event ${seq}: account_id is ${JSON.stringify(header.account_id)}, not ${JSON.stringify(this.accountId)}`);
-      }
-      // 3. link
-      if (header.prev_hash !== this.#prevHash) {
-        this.#fail(seq, `event ${seq}: prev_hash does not link to the hash of event ${seq - 1 === 0 ? '0 (genesis)' : seq - 1}`);
-      }
-      // 4. hash
-      try {
-        recomputed = eventHash(header);
-      } catch (err) {
-        // canonicalize refuses what JCS cannot represent (a lone surrogate)
-        this.#fail(seq, `event ${seq}: malformed header: ${(err as Error).message}`);
-      }
-      storedHashOk = (recomputed !== null && recomputed === hash) || (typeof hash === 'string' && HEX64.test(hash));
-      if (!storedHashOk) {
-        this.#fail(seq, `event ${seq}: stored hash is not 64 lowercase hex digits`);
-      } else if (recomputed !== null && recomputed !== hash) {
-        this.#fail(seq, `event ${seq}: header does not hash to the stored hash (header altered)`);
-      }
-      // 5. payload hash
-      if (payload === null || payload === undefined) {
-        if (header.payload_hash !== null) this.#fail(seq, `event ${seq}: payload is missing but the header has a payload_hash`);
-      } else if (header.payload_hash === null) {
-        this.#fail(seq, `event ${seq}: a payload is stored but the header has no payload_hash`);
-      } else if (sha256Digest('sha256', payload, 'hex') !== header.payload_hash) {
-        this.#fail(seq, `event ${seq}: payload does not match payload_hash (payload altered)`);
-      } else if (this.#dataKey !== null) {
-        // 6. the payload opens under the account's data key, bound to account and seq
-        try {
-          openPayload(sodium, this.#dataKey, this.accountId, seq, payload);
-        } catch (err) {
-          if (!(err instanceof SealError)) throw err;
-          this.#fail(seq, `event ${seq}: payload matches its hash but does not decrypt under the account's data key`);
-        }
-      }
+      h = this.#eventChecks.check(header, hash, payload, this.#prevHash);
     }
-
-    // Advance with what the log claims (checkpoints were signed over the stored hashes); an
-    // unusable stored hash is replaced by the recomputed one, or by a stand-in so the tree
-    // keeps its shape (that event is already reported).
-    storedHashOk ??= typeof hash === 'string' && HEX64.test(hash);
-    const h = storedHashOk ? hash : (recomputed ?? sha256Digest('sha256', String(hash), 'hex'));
     this.#prevHash = h;
     this.#frontier.appendEventHash(h);
-    this.#reached(this.#frontier.size);
+    this.#roots.reached(this.#frontier.size);
   }
 
   /**
@@ -291,194 +210,36 @@ export class ChainVerifier {
    */
   addCheckpoint(checkpoint: VerifierCheckpoint, opts: { given: boolean }): void {
     this.#checkOpen();
-    const what = opts.given ? 'given checkpoint' : 'stored checkpoint';
-    const label = typeof checkpoint?.tree_size === 'number' ? `${what} at size ${checkpoint.tree_size}` : what;
-    const claimed = claimedSize(checkpoint);
-    let verifiedBy: string[];
-    let body: string;
-    try {
-      ({ body, verifiedBy } = verifyNote(checkpoint.note, this.#trustedKeys));
-    } catch (err) {
-      if (!(err instanceof NoteError)) throw err;
-      const why =
-        err.code === 'unverified_note'
-          ? 'is not signed by a trusted key'
-          : err.code === 'invalid_signature'
-            ? `has a bad signature (${err.message})`
-            : `is not a signed note (${err.message})`;
-      this.#fail(claimed, `${label} ${why}`, true);
-      return;
-    }
-    let parsed;
-    try {
-      parsed = parseCheckpointBody(body);
-    } catch (err) {
-      if (!(err instanceof NoteError)) throw err;
-      this.#fail(claimed, `${label}: ${err.message}`, true);
-      return;
-    }
-    const { origin, treeSize, rootHash } = parsed;
-    const expectedOrigins =
-      this.#ledgerId !== undefined
-        ? [`gatehouse/${this.#ledgerId}/${this.accountId}`]
-        : verifiedBy.filter((n) => n.startsWith('gatehouse/')).map((n) => `${n}/${this.accountId}`);
-    if (!expectedOrigins.includes(origin)) {
-      this.#fail(Math.max(treeSize, 1), `${what} at size ${treeSize} has origin ${JSON.stringify(origin)}, not ${expectedOrigins.map((o) => JSON.stringify(o)).join(' or ') || 'gatehouse/<ledger id>/' + this.accountId}`, true);
-      return;
-    }
-    const rootHex = Buffer.from(rootHash).toString('hex');
-    if (checkpoint.tree_size !== undefined && checkpoint.tree_size !== treeSize) {
-      this.#fail(Math.max(treeSize, 1), `${what}: tree_size ${checkpoint.tree_size} differs from its signed note (${treeSize})`, true);
-      return;
-    }
-    if (checkpoint.root_hash !== undefined && checkpoint.root_hash !== rootHex) {
-      this.#fail(Math.max(treeSize, 1), `${what} at size ${treeSize}: root_hash differs from its signed note`, true);
-      return;
-    }
+    const trusted = this.#checkpointTrust.check(checkpoint, opts.given);
+    if (trusted === null) return;
     this.#checkpoints++;
-
-    const size = this.#frontier.size;
-    if (treeSize > size) {
-      const list = this.#pending.get(treeSize);
-      const entry = { size: treeSize, rootHex, given: opts.given };
-      if (list) list.push(entry);
-      else this.#pending.set(treeSize, [entry]);
-      return;
-    }
-    let logRoot: string | undefined;
-    if (treeSize === size) logRoot = this.#frontier.rootHex();
-    else logRoot = this.#rootsAt.get(treeSize);
-    if (logRoot === undefined) {
-      throw new Error(
-        `ChainVerifier: checkpoint at size ${treeSize} added after the log passed it without expectCheckpointSizes(); ` +
-          'add checkpoints before the events they cover',
-      );
-    }
-    this.#compare(treeSize, logRoot === rootHex, opts.given);
+    this.#roots.add(trusted, opts.given);
   }
 
   /** The verdict. Checkpoints still waiting mean the log is shorter than a signed checkpoint. */
   finish(): AccountVerdict {
     if (!this.#finished) {
       this.#finished = true;
-      const size = this.#frontier.size;
       if (this.#keyFailed) {
-        this.#fail(
+        this.#failures.report(
           this.#firstPayloadSeq ?? 1,
           'the data key does not unwrap under the master key (wrong master key, or the key row was altered)',
           true,
         );
       }
-      const waiting = [...this.#pending.values()].flat();
-      if (waiting.length > 0) {
-        const longest = waiting.reduce((a, b) => (b.size > a.size ? b : a));
-        this.#fail(
-          size + 1,
-          `the log has ${size} events but a signed ${longest.given ? 'given' : 'stored'} checkpoint covers ${longest.size}: ` +
-            'the log was cut off or rolled back',
-        );
-      }
-      if (this.#mismatches.length > 0) {
-        const first = this.#mismatches.reduce((a, b) => (b.size < a.size ? b : a));
-        const below = this.#matchedSizes.filter((s) => s < first.size);
-        const good = below.length > 0 ? Math.max(...below) : 0;
-        const range =
-          good > 0
-            ? `; the log matches the signed checkpoint at size ${good}, so the change lies in seq ${good + 1}..${first.size}`
-            : `; the change lies in seq 1..${first.size}`;
-        this.#fail(
-          first.size,
-          `the log's Merkle root at size ${first.size} differs from a signed ${first.given ? 'given' : 'stored'} checkpoint ` +
-            `(events altered and re-chained, or the log rolled back and rewritten)${range}`,
-        );
-      }
+      this.#roots.reportAtEnd(this.#failures);
     }
-    const f = this.#failure;
     return {
       account_id: this.accountId,
       events: this.#events,
       checkpoints: this.#checkpoints,
-      first_bad_seq: f?.seq ?? null,
-      reason: f?.reason ?? null,
+      first_bad_seq: this.#failures.seq,
+      reason: this.#failures.reason,
       shredded: this.#shredded,
     };
-  }
-
-  #reached(size: number): void {
-    const pending = this.#pending.get(size);
-    const announced = this.#expectedSizes.has(size);
-    if (pending === undefined && !announced) return;
-    const root = this.#frontier.rootHex();
-    if (announced) {
-      this.#expectedSizes.delete(size);
-      this.#rootsAt.set(size, root);
-    }
-    if (pending !== undefined) {
-      this.#pending.delete(size);
-      for (const cp of pending) this.#compare(size, cp.rootHex === root, cp.given);
-    }
-  }
-
-  #compare(size: number, matches: boolean, given: boolean): void {
-    if (matches) this.#matchedSizes.push(size);
-    else this.#mismatches.push({ size, given });
-  }
-
-  #fail(seq: number, reason: string, secondary = false): void {
-    const f = this.#failure;
-    if (f === null || (f.secondary && !secondary) || (f.secondary === secondary && seq < f.seq)) this.#failure = { seq, reason, secondary };
   }
 
   #checkOpen(): void {
     if (this.#finished) throw new Error('ChainVerifier: already finished');
   }
-}
-
-/** Whether a sealed payload opens under the data key, bound to account and seq. */
-export function payloadOpens(dataKey: Uint8Array, accountId: string, seq: number, payload: Uint8Array): boolean {
-  try {
-    openPayload(sodium, dataKey, accountId, seq, payload);
-    return true;
-  } catch (err) {
-    if (!(err instanceof SealError)) throw err;
-    return false;
-  }
-}
-
-/**
- * The data key for checkEventRow outside a ChainVerifier (a worker thread): unwrapped under the
- * master key, or null when there is no master key, no key (shredded or unknown) or it does not
- * unwrap — in that last case the caller must not take the fast path at all (the verifier
- * reports the key); ChainVerifier.acceptsCheckedLeaves tells it.
- */
-export function unwrapForFastPath(masterKey: Uint8Array | undefined, accountId: string, wrapped: Uint8Array | null | undefined): Uint8Array | null {
-  if (masterKey === undefined || !wrapped) return null;
-  try {
-    return unwrapDataKey(sodium, masterKey, accountId, wrapped);
-  } catch (err) {
-    if (!(err instanceof SealError)) throw err;
-    return null;
-  }
-}
-
-/** A row in EVENT_ROW order as the verifier's event (the slow path; no check here). */
-export function rowEvent(r: readonly unknown[]): VerifierEvent {
-  const header = {
-    seq: r[0], account_id: r[1], ts: r[2], type: r[3], operation_id: r[4], idempotency_key: r[5],
-    fingerprint: r[6], actor: r[7], agent_run_id: r[8], method: r[9], route: r[10], state: r[11],
-    provider_ref: r[12], response_status: r[13], payload_hash: r[14], prev_hash: r[15],
-  } as EventHeader;
-  return { header, hash: r[16] as string, payload: (r[17] as Uint8Array | null | undefined) ?? null };
-}
-
-/**
- * The size a checkpoint claims, for naming it in a failure: its JSON tree_size, else the size
- * line of its (unverified) note; at least 1, since the report names a seq.
- */
-function claimedSize(checkpoint: VerifierCheckpoint | null | undefined): number {
-  const fromJson = checkpoint?.tree_size;
-  if (typeof fromJson === 'number' && Number.isSafeInteger(fromJson)) return Math.max(fromJson, 1);
-  const note = checkpoint?.note;
-  const line = typeof note === 'string' ? /^[^\n]*\n(\d{1,15})\n/.exec(note)?.[1] : undefined;
-  return line === undefined ? 1 : Math.max(Number(line), 1);
 }

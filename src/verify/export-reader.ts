@@ -11,7 +11,8 @@
  */
 import fs from 'node:fs';
 import readline from 'node:readline';
-import type { VerifierCheckpoint, VerifierEvent } from '../core/chain-verifier.js';
+import type { VerifierCheckpoint } from '../core/checkpoint-trust.js';
+import type { VerifierEvent } from '../core/verifier-event.js';
 import { VerifyInputError } from './errors.js';
 import type { VerificationRun } from './run.js';
 

@@ -4,7 +4,7 @@
  * a rollback, which the log alone cannot show.
  */
 import fs from 'node:fs';
-import type { VerifierCheckpoint } from '../core/chain-verifier.js';
+import type { VerifierCheckpoint } from '../core/checkpoint-trust.js';
 import { VerifyInputError } from './errors.js';
 
 export interface GivenCheckpoint {

@@ -4,7 +4,7 @@
  * Events come in keyset pages (seq > last, LIMIT n): memory stays flat on any size.
  */
 import pg from 'pg';
-import type { VerifierCheckpoint } from '../core/chain-verifier.js';
+import type { VerifierCheckpoint } from '../core/checkpoint-trust.js';
 import { VerifyInputError, ioErrorCode } from './errors.js';
 import { EVENT_COLUMNS } from './columns.js';
 import type { VerificationRun } from './run.js';

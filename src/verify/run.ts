@@ -4,8 +4,10 @@
  * know how to fetch rows; this knows what to check them against (the trusted keys, the
  * checkpoints the user saved, the master key).
  */
-import { type AccountVerdict, ChainVerifier, type VerifierCheckpoint, type VerifierEvent } from '../core/chain-verifier.js';
+import { type AccountVerdict, ChainVerifier } from '../core/chain-verifier.js';
+import type { VerifierCheckpoint } from '../core/checkpoint-trust.js';
 import type { NoteVerifierKey } from '../core/signing-key.js';
+import type { VerifierEvent } from '../core/verifier-event.js';
 import type { GivenCheckpoint } from './given-checkpoints.js';
 
 export interface AccountStart {

@@ -5,7 +5,8 @@
  * A large account is checked in slices on worker threads (sqlite-slices.ts).
  */
 import BetterSqlite3 from 'better-sqlite3';
-import { type VerifierCheckpoint, unwrapForFastPath } from '../core/chain-verifier.js';
+import { unwrapForFastPath } from '../core/account-data-key.js';
+import type { VerifierCheckpoint } from '../core/checkpoint-trust.js';
 import { VerifyInputError, ioErrorCode } from './errors.js';
 import { EVENT_COLUMNS } from './columns.js';
 import type { VerificationRun } from './run.js';

@@ -23,7 +23,7 @@ type Opens = (seq: number, payload: Uint8Array) => boolean;
 /** libsodium is loaded only when payloads must be opened (--master-key). */
 async function opener(accountId: string, dataKey: Uint8Array | null): Promise<Opens | null> {
   if (dataKey === null) return null;
-  const { payloadOpens } = await import('../core/chain-verifier.js');
+  const { payloadOpens } = await import('../core/account-data-key.js');
   return (seq, payload) => payloadOpens(dataKey, accountId, seq, payload);
 }
 function runSlice(task: SliceTask, opens: Opens | null): void {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
 import BetterSqlite3 from 'better-sqlite3';
-import { unwrapForFastPath } from '../../src/core/chain-verifier.js';
+import { unwrapForFastPath } from '../../src/core/account-data-key.js';
 import { readKeyFile } from '../../src/verify/key-file.js';
 import { VerificationRun } from '../../src/verify/run.js';
 import { SqliteLedgerReader } from '../../src/verify/sqlite-reader.js';

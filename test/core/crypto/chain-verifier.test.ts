@@ -1,5 +1,6 @@
 import test from 'ava';
-import { type AccountVerdict, ChainVerifier, type VerifierCheckpoint, type VerifierEvent } from '../../../src/core/chain-verifier.js';
+import { type AccountVerdict, ChainVerifier } from '../../../src/core/chain-verifier.js';
+import type { VerifierCheckpoint } from '../../../src/core/checkpoint-trust.js';
 import { EVENT_HEADER_FIELDS, type EventHeader, GENESIS_PREV_HASH, eventHash } from '../../../src/core/event-hash.js';
 import { sha256Hex } from '../../../src/core/hash.js';
 import { MerkleFrontier, leafHash } from '../../../src/core/merkle.js';
@@ -7,6 +8,7 @@ import { checkpointBody, signNote } from '../../../src/core/note.js';
 import { generateKey, sealPayload, wrapDataKey } from '../../../src/core/seal.js';
 import { type SigningKey, generateSeed, noteVerifierKey, signingKeyFromSeed } from '../../../src/core/signing-key.js';
 import { loadSodium } from '../../../src/core/sodium.js';
+import type { VerifierEvent } from '../../../src/core/verifier-event.js';
 
 const sodium = await loadSodium();
 const LEDGER = 'L1';
