@@ -1,8 +1,11 @@
 // Where the CPU went during a measurement, read from Linux's /proc (null elsewhere): the
 // machine's busy share, and the CPU of named process groups, in % of one core. On a 2-core
 // machine that runs the servers, PostgreSQL and the load generator at once, this is what
-// says whether a set-up was bound by its own work or by the machine.
+// says whether a set-up was bound by its own work or by the machine. PostgreSQL is not a
+// group: its backends come and go with the pools' idle connections, and a process that
+// exited between two samples takes its CPU with it; it is in `other` (busy minus the groups).
 import fs from 'node:fs';
+import os from 'node:os';
 
 export interface CpuSnapshot {
   at: number;
@@ -16,33 +19,28 @@ export interface CpuSnapshot {
 export interface CpuUsage {
   /** Share of the whole machine that was busy, in % (100 = every core). */
   machine_busy_pct: number;
-  /** Per group, in % of one core. */
+  /** Per group, and `other` (everything else that was busy: PostgreSQL, the kernel), in % of one core. */
   by_group_pct: Record<string, number>;
 }
 
-/** Groups: fixed pids, plus `postgres` for every process whose name starts so. */
+/** Groups of fixed pids (processes that live through the measurement). */
 export function sampleCpu(pids: Record<string, number[]>): CpuSnapshot | null {
   if (!fs.existsSync('/proc/stat')) return null;
   const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
   const idle = fields[3]! + (fields[4] ?? 0);
   const total = fields.slice(0, 8).reduce((a, b) => a + b, 0);
-  const groups: Record<string, number> = { postgres: 0 };
-  for (const name of Object.keys(pids)) groups[name] = 0;
-  const groupOf = new Map<string, string>();
-  for (const [name, list] of Object.entries(pids)) for (const pid of list) groupOf.set(String(pid), name);
-  for (const pid of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    let stat: string;
-    try {
-      stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    } catch {
-      continue; // exited while we looked
+  const groups: Record<string, number> = {};
+  for (const [name, list] of Object.entries(pids)) {
+    groups[name] = 0;
+    for (const pid of list) {
+      try {
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        groups[name] += Number(rest[11]) + Number(rest[12]);
+      } catch {
+        // exited: counts from here on as nothing
+      }
     }
-    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const group = groupOf.get(pid) ?? (comm.startsWith('postgres') ? 'postgres' : undefined);
-    if (!group) continue;
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    groups[group]! += Number(rest[11]) + Number(rest[12]);
   }
   return { at: performance.now(), busy: total - idle, total, groups };
 }
@@ -55,5 +53,9 @@ export function cpuUsage(before: CpuSnapshot | null, after: CpuSnapshot | null):
   for (const name of Object.keys(after.groups)) {
     by_group_pct[name] = Math.round(((after.groups[name]! - (before.groups[name] ?? 0)) / ticksPerSecond / seconds) * 100);
   }
-  return { machine_busy_pct: Math.round(((after.busy - before.busy) / (after.total - before.total)) * 100), by_group_pct };
+  const machineBusy = (after.busy - before.busy) / (after.total - before.total);
+  const cores = os.availableParallelism();
+  const named = Object.values(by_group_pct).reduce((a, b) => a + b, 0);
+  by_group_pct.other = Math.max(0, Math.round(machineBusy * cores * 100 - named));
+  return { machine_busy_pct: Math.round(machineBusy * 100), by_group_pct };
 }

@@ -42,7 +42,10 @@ export interface HttpClaimsResult {
   /** One group-committed, synchronous=FULL SQLite insert per request, new key each time: the durable ceiling. */
   durable_koa: Rate;
   sqlite: { new_key_claims: Rate; replays: Rate; cycles: { per_sec: number; workers: number; failures: number } };
-  postgres: { one_instance: Rate; two_instances: Rate; cpu: { one_instance: CpuUsage | null; two_instances: CpuUsage | null } } | { skipped: string };
+  postgres: {
+    one_instance: Rate; two_instances: Rate; two_instances_by_account: Rate;
+    cpu: { one_instance: CpuUsage | null; two_instances: CpuUsage | null; two_instances_by_account: CpuUsage | null };
+  } | { skipped: string };
   ratios: {
     new_key_vs_koa: number;
     replay_vs_koa: number;
@@ -52,6 +55,7 @@ export interface HttpClaimsResult {
     /** Targets from issue 3: new-key ≥ 0.40 of bare Koa with p99 ≤ 25 ms; replays ≥ 0.60. */
     targets_met: { new_key: boolean; new_key_p99: boolean; replay: boolean };
     pg_two_vs_one: number | null;
+    pg_two_by_account_vs_one: number | null;
   };
   profiles: string[];
 }
@@ -107,27 +111,39 @@ export async function benchHttpClaims(options: HttpClaimsOptions): Promise<HttpC
 
   let postgres: HttpClaimsResult['postgres'] = { skipped: 'no PostgreSQL' };
   if (adminUrl && (await reachable(adminUrl))) {
-    // Both set-ups run side by side (idle servers cost nothing) and are measured in alternating
-    // slices, so whatever else the machine is doing hits one instance and two instances alike.
+    // The set-ups run side by side (idle servers cost nothing) and are measured in alternating
+    // slices, so whatever else the machine is doing hits each of them alike. Two instances are
+    // measured twice: with every instance taking every account (a plain round-robin balancer,
+    // the worst case for the accounts' chain-head locks) and with each account's traffic on one
+    // instance (a balancer routing by API key), where each instance's remembered heads hit.
     postgres = await withGatehouse({ kind: 'postgres', adminUrl }, 1, options.profile, profiles, (single) =>
       withGatehouse({ kind: 'postgres', adminUrl }, 2, options.profile, profiles, async (pair) => {
-        const setups = [{ servers: single, keys: await gatewayKeys(single[0]!) }, { servers: pair, keys: await gatewayKeys(pair[0]!) }];
-        for (const setup of setups) await newKeyLoad(setup.servers, setup.keys, connections, warmup(seconds));
-        const slices: Rate[][] = [[], []];
-        const cpu: Array<Array<CpuUsage | null>> = [[], []];
+        const singleKeys = await gatewayKeys(single[0]!);
+        const pairKeys = await gatewayKeys(pair[0]!);
+        const setups: Array<{ name: string; servers: BenchServer[]; keys: string[]; routing: Routing }> = [
+          { name: 'one instance', servers: single, keys: singleKeys, routing: 'any' },
+          { name: 'two instances, any account on either', servers: pair, keys: pairKeys, routing: 'any' },
+          { name: 'two instances, each account on one', servers: pair, keys: pairKeys, routing: 'by-account' },
+        ];
+        for (const setup of setups) await newKeyLoad(setup.servers, setup.keys, connections, warmup(seconds), setup.routing);
+        const slices: Rate[][] = setups.map(() => []);
+        const cpu: Array<Array<CpuUsage | null>> = setups.map(() => []);
         const sliceSeconds = Math.max(1, Math.round(seconds / PG_ROUNDS));
         for (let round = 0; round < PG_ROUNDS; round++) {
-          for (const i of round % 2 === 0 ? [0, 1] : [1, 0]) {
-            log(`postgres, ${i + 1} instance${i ? 's' : ''}: new-key claims (slice ${round + 1} of ${PG_ROUNDS})`);
-            const groups = { gatehouse: setups[i]!.servers.map((server) => server.pid), 'load generator': [process.pid] };
+          const order = setups.map((_, i) => i);
+          if (round % 2 === 1) order.reverse();
+          for (const i of order) {
+            const setup = setups[i]!;
+            log(`postgres, ${setup.name}: new-key claims (slice ${round + 1} of ${PG_ROUNDS})`);
+            const groups = { gatehouse: setup.servers.map((server) => server.pid), 'load generator': [process.pid] };
             const before = sampleCpu(groups);
-            slices[i]!.push(await newKeyLoad(setups[i]!.servers, setups[i]!.keys, connections, sliceSeconds));
+            slices[i]!.push(await newKeyLoad(setup.servers, setup.keys, connections, sliceSeconds, setup.routing));
             cpu[i]!.push(cpuUsage(before, sampleCpu(groups)));
           }
         }
         return {
-          one_instance: average(slices[0]!), two_instances: average(slices[1]!),
-          cpu: { one_instance: averageCpu(cpu[0]!), two_instances: averageCpu(cpu[1]!) },
+          one_instance: average(slices[0]!), two_instances: average(slices[1]!), two_instances_by_account: average(slices[2]!),
+          cpu: { one_instance: averageCpu(cpu[0]!), two_instances: averageCpu(cpu[1]!), two_instances_by_account: averageCpu(cpu[2]!) },
         };
       }));
   } else {
@@ -145,6 +161,7 @@ export async function benchHttpClaims(options: HttpClaimsOptions): Promise<HttpC
       replay_vs_durable: round(sqlite.replays.rps / durableKoa.rps, 3),
       targets_met: { new_key: newKeyRatio >= 0.4, new_key_p99: sqlite.new_key_claims.p99_ms <= 25, replay: replayRatio >= 0.6 },
       pg_two_vs_one: 'one_instance' in postgres ? round(postgres.two_instances.rps / postgres.one_instance.rps, 3) : null,
+      pg_two_by_account_vs_one: 'one_instance' in postgres ? round(postgres.two_instances_by_account.rps / postgres.one_instance.rps, 3) : null,
     },
     profiles,
   };
@@ -160,21 +177,27 @@ export function defaultPostgresAdminUrl(): string {
 
 const CLAIM_BODY = (n: number) => JSON.stringify({ method: 'POST', route: '/v1/tickets', command: { title: 'bench ticket', amount_minor: 1000 + n, currency: 'EUR' } });
 
+/** How requests meet instances: any account on any instance, or each account's on one instance. */
+type Routing = 'any' | 'by-account';
+
 /** New Idempotency-Key on every request, accounts in rotation; connections split evenly over the servers. */
-export async function newKeyLoad(servers: BenchServer[], keys: string[], connections: number, seconds: number): Promise<Rate> {
+export async function newKeyLoad(servers: BenchServer[], keys: string[], connections: number, seconds: number, routing: Routing = 'any'): Promise<Rate> {
   const run = crypto.randomBytes(4).toString('hex');
   let n = 0;
   const per = splitConnections(connections, servers.length);
-  const results = await Promise.all(servers.map((server, s) => load({
-    url: server.url, connections: per[s]!, seconds, method: 'POST', path: '/v1/operations',
-    headers: { 'content-type': 'application/json' },
-    body: CLAIM_BODY(0),
-    setupRequest: (req) => {
-      const i = n++;
-      req.headers = { ...req.headers, authorization: `Bearer ${keys[i % keys.length]}`, 'idempotency-key': `bench-${run}-${s}-${i}` };
-      return req;
-    },
-  })));
+  const results = await Promise.all(servers.map((server, s) => {
+    const own = routing === 'any' ? keys : keys.filter((_, k) => k % servers.length === s);
+    return load({
+      url: server.url, connections: per[s]!, seconds, method: 'POST', path: '/v1/operations',
+      headers: { 'content-type': 'application/json' },
+      body: CLAIM_BODY(0),
+      setupRequest: (req) => {
+        const i = n++;
+        req.headers = { ...req.headers, authorization: `Bearer ${own[i % own.length]}`, 'idempotency-key': `bench-${run}-${s}-${i}` };
+        return req;
+      },
+    });
+  }));
   return combine(results);
 }
 
