@@ -65,7 +65,7 @@ const MAX_PREPARED_TEXTS = 200;
 /**
  * Runs each parameterised query as a named prepared statement, so PostgreSQL parses and plans
  * it once per connection rather than on every call (Kysely sends the text each time). The
- * chain-head write is one statement with three parts; planning it every time was over a third
+ * chain-head write is one statement (an update and an insert); planning it every time was over a third
  * of PostgreSQL's CPU per claim (BENCHMARKS.md).
  */
 function preparingPool(pool: pg.Pool): PostgresPool {
