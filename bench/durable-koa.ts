@@ -9,16 +9,13 @@
 //
 //   node --import=tsx bench/durable-koa.ts [--host 127.0.0.1] [--port 0]
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import BetterSqlite3 from 'better-sqlite3';
 import Koa from 'koa';
+import { serveCeiling } from './ceiling-server.js';
 
 const MAX_BATCH = 256; // as src/store/sqlite-store.ts
-const { values } = parseArgs({ options: { host: { type: 'string', default: '127.0.0.1' }, port: { type: 'string', default: '0' } } });
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-koa-'));
 const db = new BetterSqlite3(path.join(dir, 'ceiling.db'));
 db.pragma('journal_mode = WAL');
@@ -82,14 +79,7 @@ app.use(async (ctx) => {
   ctx.status = 201;
   ctx.body = {};
 });
-const server = http.createServer(app.callback());
-server.keepAliveTimeout = 65_000;
-server.listen(Number(values.port), values.host, () => {
-  const { port } = server.address() as AddressInfo;
-  process.stdout.write(`durable koa listening on http://${values.host}:${port}\n`);
-});
-process.once('SIGTERM', () => server.close(() => {
+serveCeiling('durable koa', app, () => {
   db.close();
   fs.rmSync(dir, { recursive: true, force: true });
-  process.exit(0);
-}));
+});

@@ -32,7 +32,7 @@ const CHECKPOINT_INTERVAL_MS = 10_000;
 
 /** Serves HTTP and runs the background work: checkpoints at least every 10 s while events arrive. */
 export async function startServer(context: AppContext, options: ServeOptions): Promise<RunningServer> {
-  const app = createApp(context, routeModules(context), { maxBodyBytes: options.maxBodyBytes, trustedProxies: options.trustedProxies });
+  const app = createApp(context, routeModules(context), options);
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
