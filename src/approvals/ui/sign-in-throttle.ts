@@ -86,7 +86,7 @@ export class SignInThrottle {
     const now = this.clock.now();
     const record = this.touch(client, now);
     if (record.lockedUntil > now) return { admitted: false, retryAfterSeconds: Math.ceil((record.lockedUntil - now) / 1000) };
-    record.failures = record.failures.filter((at) => at > now - this.limits.windowMs);
+    this.dropExpiredFailures(record, now);
     if (record.failures.length + record.inFlight >= this.limits.failuresAllowed) {
       // Only attempts still in flight can fill the window without a lock: their verdicts come within a second.
       return { admitted: false, retryAfterSeconds: 1 };
@@ -115,7 +115,7 @@ export class SignInThrottle {
 
   private fail(client: string, record: ClientRecord): { lockedForSeconds: number } | null {
     const now = this.clock.now();
-    record.failures = record.failures.filter((at) => at > now - this.limits.windowMs);
+    this.dropExpiredFailures(record, now);
     record.failures.push(now);
     record.lastFailureAt = now;
     this.remember(client, record);
@@ -136,6 +136,10 @@ export class SignInThrottle {
     if (this.forgettable(record, now)) Object.assign(record, { failures: [], lockouts: 0, lockedUntil: 0 });
     this.remember(client, record);
     return record;
+  }
+
+  private dropExpiredFailures(record: ClientRecord, now: number): void {
+    record.failures = record.failures.filter((at) => at > now - this.limits.windowMs);
   }
 
   private remember(client: string, record: ClientRecord): void {
@@ -161,7 +165,8 @@ export class SignInThrottle {
  * The client a sign-in is counted against: the IPv4 address, or the /64 of an IPv6 address
  * (one subscriber usually holds a whole /64, so per-address IPv6 buckets would be free to
  * cycle). An IPv4-mapped IPv6 address (`::ffff:192.0.2.1`, from a dual-stack socket) is its
- * IPv4 address. The address is the socket's (`app.proxy` is false), not a forwarded header.
+ * IPv4 address. The address is Koa's `ctx.ip`: the socket's, or with `serve --trusted-proxies N`
+ * the one the outermost trusted proxy saw (src/http/app.ts).
  */
 export function clientOf(address: string): string {
   const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
