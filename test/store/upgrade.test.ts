@@ -3,15 +3,13 @@ import { Migrator } from 'kysely';
 import { migrationProvider } from '../../schema/migrations/index.js';
 import { openContext } from '../../src/context.js';
 import { startServer } from '../../src/http/server.js';
-import { PostgresStore } from '../../src/store/postgres-store.js';
-import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { connectStore } from '../../src/store/open-store.js';
 import { httpRequest } from '../helpers/app.js';
 import { createTestStore, storeKinds, type TestStore } from '../helpers/stores.js';
 
 /** The store at an older schema, as a deployment of the previous release left it. */
 async function storeAt(testStore: TestStore, migration: string) {
-  const location = testStore.config.store;
-  const store = location.kind === 'sqlite' ? new SqliteStore(location.file) : new PostgresStore(location.url);
+  const store = connectStore(testStore.config.store);
   const { error } = await new Migrator({ db: store.db, provider: migrationProvider }).migrateTo(migration);
   if (error) throw error;
   return store;
