@@ -25,6 +25,8 @@ export const ERROR_STATUS = {
   account_shredded: 409,
   conflict: 409,
   unavailable: 503,
+  store_unavailable: 503,
+  overloaded: 503,
   internal: 500,
 } as const;
 

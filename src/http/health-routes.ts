@@ -20,7 +20,8 @@ export function healthRoutes(context: AppContext): RouteModule {
     } catch (error) {
       context.logger.warn({ err: error }, 'health probe could not write to the store');
       ctx.status = 503;
-      ctx.body = { status: 'unavailable', store: context.store.dialect, error: { code: 'unavailable', message: 'the store cannot be written' } };
+      ctx.set('Retry-After', '1');
+      ctx.body = { status: 'unavailable', store: context.store.dialect, error: { code: 'store_unavailable', message: 'the store cannot be written' } };
     }
   });
   return { router, publicPaths: [/^\/v1\/healthz$/] };

@@ -1,7 +1,7 @@
 import pg from 'pg';
-import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, type SelectQueryBuilder } from 'kysely';
+import { Kysely, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../schema/database.js';
-import type { Db, Store } from './store.js';
+import { StoreUnavailableError, type Db, type Store } from './store.js';
 
 // int8 columns (seq, epoch ms) come back as numbers; every value we store in them is below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (text) => {
@@ -12,6 +12,9 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (text) => {
 
 const RETRYABLE = new Set(['40001', '40P01']);
 const MAX_ATTEMPTS = 8;
+/** How long a request waits for a connection, and for one statement, before the store counts as unreachable. */
+export const CONNECT_TIMEOUT_MS = 5_000;
+export const STATEMENT_TIMEOUT_MS = 5_000;
 /** No unit waits on anything outside the database mid-transaction, so an idle transaction is a dead client. */
 export const IDLE_IN_TRANSACTION_MS = 30_000;
 
@@ -29,7 +32,14 @@ export class PostgresStore implements Store {
       // An instance whose host vanishes (no FIN, no RST) would otherwise hold its account's
       // chain-head row lock until TCP gives up, hours later: the server ends such a transaction.
       idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+      // A partition must not hang a request: no connection in 5 s, or no answer to a statement in
+      // 5 s (server side, and client side for a server that cannot even say so), is an outage.
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      statement_timeout: STATEMENT_TIMEOUT_MS,
+      query_timeout: STATEMENT_TIMEOUT_MS + 1_000,
       keepAlive: true,
+      // Operators (and the lost-connection tests) can tell the service's sessions apart.
+      application_name: 'gatehouse',
     });
     // An idle client that loses its server (restart, failover) emits 'error' on the pool; unhandled,
     // that would kill the process. The pool drops the client and the next query connects afresh.
@@ -37,14 +47,22 @@ export class PostgresStore implements Store {
     this.db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
   }
 
+  /**
+   * A unit in one transaction. Serialization failures and deadlocks are retried. A connection lost
+   * before COMMIT was sent is retried too (the server rolled the transaction back); one lost during
+   * COMMIT may or may not have committed, so it is never retried: it surfaces as store_unavailable.
+   */
   async transact<T>(run: (trx: Db) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
+      const progress = { committing: false };
       try {
-        return await this.db.transaction().execute(run);
+        return await this.db.connection().execute((connection) => runTransaction(connection, run, progress));
       } catch (error) {
         const code = (error as { code?: string }).code;
-        if (!code || !RETRYABLE.has(code) || attempt >= MAX_ATTEMPTS) throw error;
-        await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
+        const lost = isConnectionLoss(error);
+        const retryable = (code !== undefined && RETRYABLE.has(code)) || (lost && !progress.committing);
+        if (!retryable || attempt >= MAX_ATTEMPTS) throw lost || isTimeout(error) ? new StoreUnavailableError(error) : error;
+        await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt + (lost ? 50 * attempt : 0)));
       }
     }
   }
@@ -79,13 +97,58 @@ function preparingPool(pool: pg.Pool): PostgresPool {
   };
   return {
     async connect(): Promise<PostgresPoolClient> {
-      const client = await pool.connect();
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw new StoreUnavailableError(error);
+      }
+      // pg-pool removes its own 'error' listener while a client is checked out: a server that ends the
+      // session between two statements would emit an unhandled 'error' and end the process. The
+      // failure reaches the unit through its next statement; the client is destroyed on release.
+      let lost: Error | undefined;
+      const onError = (error: Error) => { lost = error; };
+      client.on('error', onError);
       const query = (text: string, values?: readonly unknown[]) =>
         values && values.length > 0 ? client.query({ name: nameFor(text), text, values: [...values] }) : client.query(text, values ? [...values] : []);
       // Kysely's overloads also take a cursor (only with its `cursor` option, unused here), and it
       // types `command` as the commands it reads where pg says string: the shapes agree at run time.
-      return { query: query as unknown as PostgresPoolClient['query'], release: () => client.release() };
+      const release = () => {
+        client.removeListener('error', onError);
+        client.release(lost);
+      };
+      return { query: query as unknown as PostgresPoolClient['query'], release };
     },
     end: () => pool.end(),
   };
+}
+
+async function runTransaction<T>(connection: Db, run: (trx: Db) => Promise<T>, progress: { committing: boolean }): Promise<T> {
+  await sql`begin`.execute(connection);
+  let result: T;
+  try {
+    result = await run(connection);
+  } catch (error) {
+    // On a lost connection the rollback fails too; the server has already rolled back.
+    await sql`rollback`.execute(connection).catch(() => undefined);
+    throw error;
+  }
+  progress.committing = true;
+  await sql`commit`.execute(connection);
+  return result;
+}
+
+/** Class 08 (connection exception), the server shutting down, or the socket gone under the driver. */
+function isConnectionLoss(error: unknown): boolean {
+  if (error instanceof StoreUnavailableError) return true;
+  const { code, message } = (error ?? {}) as { code?: string; message?: string };
+  if (typeof code === 'string' && (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03')) return true;
+  if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EPIPE' || code === 'ETIMEDOUT' || code === 'EHOSTUNREACH') return true;
+  return typeof message === 'string' && /Connection terminated|not queryable|timeout exceeded when trying to connect|Client was closed/i.test(message);
+}
+
+/** A statement the server cancelled for running past statement_timeout, or one the driver gave up on. */
+function isTimeout(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: string; message?: string };
+  return code === '57014' || (typeof message === 'string' && /Query read timeout/i.test(message));
 }

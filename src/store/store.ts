@@ -17,3 +17,14 @@ export interface Store {
   forUpdate<QB extends SelectQueryBuilder<any, any, any>>(query: QB): QB;
   close(): Promise<void>;
 }
+
+/**
+ * The database cannot be reached, or stopped answering, or a commit's fate is unknown because the
+ * connection died during it. The caller may retry later (with the same idempotency key).
+ */
+export class StoreUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('the store is unreachable; retry later with the same idempotency key', { cause });
+    this.name = 'StoreUnavailableError';
+  }
+}

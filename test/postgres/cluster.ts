@@ -34,7 +34,7 @@ export async function createCluster(t: ExecutionContext): Promise<Cluster> {
     GATEHOUSE_MASTER_KEY: fs.readFileSync(path.join(store.dataDir, 'master.key'), 'utf8').trim(),
     GATEHOUSE_SIGNING_KEY: fs.readFileSync(path.join(store.dataDir, 'signing.key'), 'utf8').trim(),
   };
-  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  const pool = new pg.Pool({ connectionString: url, max: 2, application_name: 'gatehouse-test-harness' });
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-cluster-'));
   const cluster: Cluster = {
     store, url, storeArgs: store.cliArgs, env, instances: [],

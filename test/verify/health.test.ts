@@ -33,7 +33,8 @@ for (const kind of kinds) {
       await app.context.store.close(); // the connection (SQLite handle, PostgreSQL pool) is gone
       const res = await app.request('GET', '/v1/healthz');
       t.is(res.status, 503);
-      t.is(res.body.error.code, 'unavailable');
+      t.is(res.body.error.code, 'store_unavailable');
+      t.is(res.headers.get('retry-after'), '1');
     } finally {
       await app.server.close();
       await app.store.drop();

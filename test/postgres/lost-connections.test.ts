@@ -1,0 +1,76 @@
+import test from 'ava';
+import { createCluster, gatewayKeys, postgresAvailable } from './cluster.js';
+import { AckLog, claim, claimBody, missingAcks, report, seqGaps, verifyOnlineAndExported, type Answer } from './traffic.js';
+
+const WORKERS = 8;
+
+if (await postgresAvailable()) {
+  test('[postgres] sessions terminated under concurrent claims: the instance stays up, answers 503 or the truth, loses nothing and runs no key twice', async (t) => {
+    const cluster = await createCluster(t);
+    const [instance] = await cluster.start(1);
+    const [key] = await gatewayKeys(cluster, ['acme']);
+    const log = new AckLog();
+    const executions = new Map<string, number>();
+    let unavailable = 0;
+    let stop = false;
+
+    // A 503 store_unavailable is an honest answer during the outage: the worker retries the same request.
+    const retrying = async (what: string, send: () => Promise<Answer>): Promise<Answer | null> => {
+      for (let attempt = 0; attempt < 100; attempt++) {
+        const answer = await send();
+        if (answer.status !== 503) return answer;
+        t.is(answer.body?.error?.code, 'store_unavailable', `${what}: ${JSON.stringify(answer.body)}`);
+        unavailable++;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      log.surprises.push(`${what}: still 503 after 100 tries`);
+      return null;
+    };
+
+    const worker = async (w: number) => {
+      for (let i = 0; !stop; i++) {
+        const idem = `w${w}-${i}`;
+        const body = claimBody(i);
+        const claimed = await retrying(`claim ${idem}`, () => claim(instance!.url, key!, idem, body));
+        if (!claimed) continue;
+        if (claimed.status === 409 && claimed.body?.outcome === 'in_progress') continue; // a commit whose answer was lost: never re-run
+        if (!log.expect(`claim ${idem}`, claimed, 201, 'created')) continue;
+        executions.set(idem, (executions.get(idem) ?? 0) + 1);
+        const op = claimed.body.operation.id as string;
+        const lease = claimed.body.lease.token as string;
+        log.ack('acme', op, 'attempted');
+        const sent = await retrying(`sent ${op}`, () => report(instance!.url, key!, op, { type: 'sent', lease_token: lease }));
+        if (!sent || !log.expect(`sent ${op}`, sent, 200)) continue;
+        log.ack('acme', op, 'sent');
+        const done = await retrying(`completed ${op}`, () =>
+          report(instance!.url, key!, op, { type: 'completed', lease_token: lease, outcome: 'succeeded', response: { status: 201, body: { n: i } } }));
+        if (!done || !log.expect(`completed ${op}`, done, 200)) continue;
+        log.ack('acme', op, 'completed');
+      }
+    };
+
+    const workers = Promise.all(Array.from({ length: WORKERS }, (_, w) => worker(w)));
+    let terminated = 0;
+    for (let round = 0; round < 6; round++) {
+      await new Promise((r) => setTimeout(r, 400));
+      const rows = await cluster.query<{ ended: boolean }>(
+        `select pg_terminate_backend(pid) as ended from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and application_name <> 'gatehouse-test-harness'`);
+      terminated += rows.filter((r) => r.ended).length;
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    stop = true;
+    await workers;
+
+    t.true(terminated >= 6, `terminated ${terminated} sessions`);
+    t.true(instance!.process.alive, `the instance is still running: ${instance!.process.stderr.slice(-2000)}`);
+    const health = await fetch(`${instance!.url}/v1/healthz`);
+    t.is(health.status, 200, 'serving again');
+    t.deepEqual(log.surprises, [], 'every answer was the contract\'s or 503 store_unavailable');
+    t.deepEqual([...executions].filter(([, n]) => n > 1), [], 'no key was executed twice');
+    t.true(log.acks.length > 50, `${log.acks.length} acknowledged events`);
+    t.deepEqual(await missingAcks(cluster, log.acks), [], 'every acknowledged event is stored');
+    t.deepEqual(await seqGaps(cluster), []);
+    await verifyOnlineAndExported(t, cluster, instance!.url);
+    t.log(`${terminated} sessions terminated, ${unavailable} answers 503, ${log.acks.length} acknowledged events`);
+  });
+}
