@@ -1,4 +1,4 @@
-import { AppError } from '../src/http/errors.js';
+import { DomainError } from '../src/core/errors.js';
 import { KeyFileError } from '../src/config/key-files.js';
 import { PolicyConfigError } from '../src/policies/config-error.js';
 
@@ -37,7 +37,7 @@ export async function runVerb(body: () => Promise<void>): Promise<void> {
   try {
     await body();
   } catch (error) {
-    if (error instanceof UsageError || error instanceof AppError || error instanceof KeyFileError || error instanceof PolicyConfigError || isIoError(error)) {
+    if (error instanceof UsageError || error instanceof DomainError || error instanceof KeyFileError || error instanceof PolicyConfigError || isIoError(error)) {
       process.stderr.write(`gatehouse: ${(error as Error).message}\n`);
       process.exitCode = EXIT_USAGE;
       return;

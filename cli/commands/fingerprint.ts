@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import type { JsonValue } from '../../src/core/json.js';
 import { JsonInputError, parseStrictJson } from '../../src/core/strict-json.js';
-import { AppError } from '../../src/http/errors.js';
+import { DomainError } from '../../src/core/errors.js';
 import { validateAccountId } from '../../src/principals/accounts.js';
 import { print, runVerb } from '../output.js';
 
@@ -48,7 +48,7 @@ function parseCommand(text: string): JsonValue {
   try {
     return parseStrictJson(text, { maxDepth: COMMAND_MAX_DEPTH });
   } catch (error) {
-    if (error instanceof JsonInputError) throw new AppError(error.code, `--command: ${error.message}`);
+    if (error instanceof JsonInputError) throw new DomainError(error.code, `--command: ${error.message}`);
     throw error;
   }
 }

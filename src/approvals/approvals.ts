@@ -1,6 +1,6 @@
 import type { Db } from '../store/store.js';
 import type { JsonValue } from '../core/json.js';
-import { AppError } from '../http/errors.js';
+import { DomainError } from '../core/errors.js';
 import { canActInAccount, requireRole, type Principal } from '../principals/roles.js';
 import type { ApprovalPolicy } from '../policies/policies.js';
 import type { ApprovalGate, ApprovalStanding, ApprovalView, GatedOperation, OperationSummary } from './seam.js';
@@ -8,7 +8,7 @@ import { Gate } from './gate.js';
 import { decide, type DecisionInput } from './decisions.js';
 import { viewOf, type ApprovalDeps } from './records.js';
 import { WebhookNotifier, type WebhookTarget } from './webhook.js';
-import { UiSessions } from './ui/sessions.js';
+import { UiSessions } from '../principals/sessions.js';
 
 export interface ApprovalsOptions {
   webhook: () => WebhookTarget | null;
@@ -42,7 +42,7 @@ export class Approvals implements ApprovalGate {
     return this.gate.standing(trx, operation, policy);
   }
 
-  refuseExpiredGrant(trx: Db, operation: GatedOperation): Promise<AppError | null> {
+  refuseExpiredGrant(trx: Db, operation: GatedOperation): Promise<DomainError | null> {
     return this.gate.refuseExpiredGrant(trx, operation);
   }
 
@@ -59,7 +59,7 @@ export class Approvals implements ApprovalGate {
   async get(principal: Principal, approvalId: string): Promise<ApprovalView> {
     requireRole(principal, 'approver', 'admin');
     const row = await this.deps.store.db.selectFrom('approvals').selectAll().where('id', '=', approvalId).executeTakeFirst();
-    if (!row || !canActInAccount(principal, row.account_id)) throw new AppError('not_found', `no approval ${approvalId}`);
+    if (!row || !canActInAccount(principal, row.account_id)) throw new DomainError('not_found', `no approval ${approvalId}`);
     return viewOf(this.deps.store.db, this.deps.ledger, row, this.deps.clock.now());
   }
 
@@ -97,5 +97,5 @@ function decodeCursor(cursor: string | undefined): { at: string; id: string } | 
   } catch {
     // fall through
   }
-  throw new AppError('invalid_request', 'the member "cursor" is not a cursor this server gave out');
+  throw new DomainError('invalid_request', 'the member "cursor" is not a cursor this server gave out');
 }

@@ -1,9 +1,9 @@
-import crypto from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../store/store.js';
 import { rfc3339 } from '../core/time.js';
 import { signGrant } from '../core/grant.js';
-import { AppError } from '../http/errors.js';
+import { DomainError } from '../core/errors.js';
+import { constantTimeEqual } from '../core/hash.js';
 import { canActInAccount, requireRole, type Principal } from '../principals/roles.js';
 import type { ApprovalView } from './seam.js';
 import type { Gate } from './gate.js';
@@ -16,15 +16,7 @@ export interface DecisionInput {
   reason?: string | null;
 }
 
-/**
- * A decision names the fingerprint the approver was shown. Here it is a 409 (the
- * approval moved under the approver), unlike the claim's 422 for a reused key.
- */
-class DecisionFingerprintMismatch extends AppError {
-  override readonly status: number = 409;
-}
-
-type Outcome = { view: ApprovalView } | { expired: AppError };
+type Outcome = { view: ApprovalView } | { expired: DomainError };
 
 /**
  * Records one approver's decision. The approver is the authenticated principal, never
@@ -34,14 +26,14 @@ export async function decide(deps: ApprovalDeps, gate: Gate, principal: Principa
   requireRole(principal, 'approver', 'admin');
   const outcome = await deps.store.transact(async (trx): Promise<Outcome> => {
     const row = await deps.store.forUpdate(trx.selectFrom('approvals').selectAll().where('id', '=', approvalId)).executeTakeFirst();
-    if (!row || !canActInAccount(principal, row.account_id)) throw new AppError('not_found', `no approval ${approvalId}`);
+    if (!row || !canActInAccount(principal, row.account_id)) throw new DomainError('not_found', `no approval ${approvalId}`);
     const op = await loadOperation(trx, row.account_id, row.operation_id);
-    if (!op) throw new AppError('not_found', `no approval ${approvalId}`);
+    if (!op) throw new DomainError('not_found', `no approval ${approvalId}`);
     if (principal.id === row.requested_by || principal.id === op.requested_by) {
-      throw new AppError('self_approval', 'the principal that made the claim cannot decide on it');
+      throw new DomainError('self_approval', 'the principal that made the claim cannot decide on it');
     }
     const now = deps.clock.now();
-    const expired = new AppError('approval_expired', `approval ${row.id} expired at ${rfc3339(Number(row.expires_at))}; a retry of the claim requests a new one`);
+    const expired = new DomainError('approval_expired', `approval ${row.id} expired at ${rfc3339(Number(row.expires_at))}; a retry of the claim requests a new one`);
     if (row.state === 'expired') throw expired;
     if (row.state === 'pending' && now >= Number(row.expires_at)) {
       // Commit the expiry event, then answer 409: throwing here would roll it back.
@@ -50,10 +42,10 @@ export async function decide(deps: ApprovalDeps, gate: Gate, principal: Principa
     }
     const earlier = await trx.selectFrom('approval_decisions').select('decision')
       .where('approval_id', '=', row.id).where('approver_id', '=', principal.id).executeTakeFirst();
-    if (earlier) throw new AppError('already_decided', `you already decided (${earlier.decision}) on approval ${row.id}`);
-    if (row.state !== 'pending') throw new AppError('invalid_transition', `approval ${row.id} is ${row.state}, no longer pending`);
-    if (!sameFingerprint(input.fingerprint, row.fingerprint)) {
-      throw new DecisionFingerprintMismatch('fingerprint_mismatch', 'the fingerprint is not the one of this operation: reload the approval and check what you approve');
+    if (earlier) throw new DomainError('already_decided', `you already decided (${earlier.decision}) on approval ${row.id}`);
+    if (row.state !== 'pending') throw new DomainError('invalid_transition', `approval ${row.id} is ${row.state}, no longer pending`);
+    if (!constantTimeEqual(input.fingerprint, row.fingerprint)) {
+      throw new DomainError('decision_fingerprint_mismatch', 'the fingerprint is not the one of this operation: reload the approval and check what you approve');
     }
     await record(deps, trx, row, op, principal, input, now);
     const fresh = await trx.selectFrom('approvals').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
@@ -101,11 +93,4 @@ async function approve(deps: ApprovalDeps, trx: Db, row: ApprovalRow, op: Operat
 async function setOperationState(trx: Db, op: OperationFacts, state: string, at: string): Promise<void> {
   await trx.updateTable('operations').set({ state, lease_token_hash: null, lease_expires_at: null, updated_at: at, version: sql`version + 1` })
     .where('account_id', '=', op.account_id).where('id', '=', op.id).execute();
-}
-
-/** Constant time: a fingerprint is not secret, but comparing digests evenly is the habit. */
-function sameFingerprint(given: string, stored: string): boolean {
-  const a = Buffer.from(String(given));
-  const b = Buffer.from(stored);
-  return a.length === b.length && crypto.timingSafeEqual(a, b);
 }

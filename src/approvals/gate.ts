@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../store/store.js';
 import { rfc3339 } from '../core/time.js';
 import type { JsonValue } from '../core/json.js';
-import { AppError } from '../http/errors.js';
+import { DomainError, InvariantError } from '../core/errors.js';
 import { newId } from '../principals/api-keys.js';
 import type { ApprovalPolicy } from '../policies/policies.js';
 import type { ApprovalGate, ApprovalStanding, ApprovalView, GatedOperation, Grant, OperationSummary } from './seam.js';
@@ -34,13 +34,13 @@ export class Gate implements ApprovalGate {
     return { kind: 'renewed', approval: await this.renew(trx, row, operation, policy) };
   }
 
-  async refuseExpiredGrant(trx: Db, operation: GatedOperation): Promise<AppError | null> {
+  async refuseExpiredGrant(trx: Db, operation: GatedOperation): Promise<DomainError | null> {
     const row = await this.lockApproval(trx, operation);
     if (row.state === 'approved' && Number(row.grant_expires_at) > this.deps.clock.now()) return null;
     // The holder must not send. In this same transaction the operation goes back to awaiting a
     // new approval (recorded), so the caller commits that and then answers approval_expired.
     await this.renew(trx, row, operation, null);
-    return new AppError('approval_expired', 'the grant expired before the write was sent: do not send it; retry the claim to request a new approval', { approval_id: row.id });
+    return new DomainError('approval_expired', 'the grant expired before the write was sent: do not send it; retry the claim to request a new approval', { approval_id: row.id });
   }
 
   /** Marks an approval expired (recording it once) and makes a new pending request for the same command. */
@@ -96,7 +96,7 @@ export class Gate implements ApprovalGate {
       .where('account_id', '=', operation.account_id).where('id', '=', operation.id).executeTakeFirst())?.approval_id;
     const row = approvalId ? await this.deps.store.forUpdate(trx.selectFrom('approvals').selectAll()
       .where('account_id', '=', operation.account_id).where('id', '=', approvalId)).executeTakeFirst() : undefined;
-    if (!row) throw new AppError('internal', `operation ${operation.id} needs approval but has none`);
+    if (!row) throw new InvariantError(`operation ${operation.id} needs approval but has none`);
     return row;
   }
 }

@@ -1,5 +1,5 @@
 import type { Db } from '../store/store.js';
-import type { AppError } from '../http/errors.js';
+import type { DomainError } from '../core/errors.js';
 import type { JsonValue } from '../core/json.js';
 import type { Principal } from '../principals/roles.js';
 import type { ApprovalPolicy } from '../policies/policies.js';
@@ -39,5 +39,5 @@ export interface ApprovalGate {
    * expired, the operation goes back to awaiting a new approval inside `trx` and the
    * `approval_expired` refusal is returned for the caller to answer after the commit.
    */
-  refuseExpiredGrant(trx: Db, operation: GatedOperation): Promise<AppError | null>;
+  refuseExpiredGrant(trx: Db, operation: GatedOperation): Promise<DomainError | null>;
 }

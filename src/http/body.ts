@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import { JsonInputError, parseStrictJson } from '../core/strict-json.js';
 import type { JsonValue } from '../core/json.js';
-import { AppError } from './errors.js';
+import { DomainError } from '../core/errors.js';
 
 /** The command may nest 64 deep and sits one level inside the request body. */
 const BODY_MAX_DEPTH = 65;
@@ -12,7 +12,7 @@ export async function readJsonBody(ctx: Context, maxBytes: number): Promise<Json
   try {
     return parseStrictJson(bytes, { maxDepth: BODY_MAX_DEPTH });
   } catch (error) {
-    if (error instanceof JsonInputError) throw new AppError(error.code, error.message);
+    if (error instanceof JsonInputError) throw new DomainError(error.code, error.message);
     throw error;
   }
 }
@@ -34,8 +34,8 @@ export async function readRawBody(ctx: Context, maxBytes: number): Promise<Buffe
   return Buffer.concat(chunks, total);
 }
 
-function tooLarge(maxBytes: number): AppError {
-  return new AppError('payload_too_large', `the request body exceeds ${maxBytes} bytes; send a smaller body`);
+function tooLarge(maxBytes: number): DomainError {
+  return new DomainError('payload_too_large', `the request body exceeds ${maxBytes} bytes; send a smaller body`);
 }
 
 /** `1mb` style sizes for --max-body: k/kb = KiB, m/mb = MiB. */

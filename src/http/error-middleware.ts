@@ -1,46 +1,61 @@
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { StoreUnavailableError } from '../store/store.js';
-import { AppError } from './errors.js';
+import { DomainError, InvariantError } from '../core/errors.js';
+import { httpErrorOf, INTERNAL_ERROR } from './error-status.js';
 
 /** Seconds a client should wait before retrying when the service cannot serve it right now. */
 const RETRY_AFTER_SECONDS = 1;
 
-/** First in the chain: maps AppErrors to the contract's JSON; anything else is a 500 that reveals nothing. */
+/**
+ * First in the chain: a DomainError becomes the contract's JSON with the status its code maps to.
+ * Anything else — a broken invariant, a bug — is logged once with its cause and answered
+ * 500 `internal` with nothing of the message, stack or SQL.
+ */
 export function errorMiddleware(logger: Logger): Middleware {
   return async (ctx, next) => {
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) {
-        throw new AppError('not_found', `no route ${ctx.method} ${ctx.path}`);
+        throw new DomainError('not_found', `no route ${ctx.method} ${ctx.path}`);
       }
       if (ctx.status === 405 && (ctx.body === undefined || typeof ctx.body === 'string')) {
-        throw new AppError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}`);
+        throw new DomainError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}`);
       }
     } catch (error) {
-      const appError = error instanceof AppError ? error : error instanceof StoreUnavailableError ? storeUnavailable(error) : fromKoaError(error);
-      if (!appError) {
-        logger.error({ err: error, method: ctx.method, path: ctx.path }, 'unexpected error');
+      const known = asDomainError(error);
+      if (!known) {
+        const kind = error instanceof InvariantError ? 'invariant broken' : 'unexpected error';
+        logger.error({ err: error, method: ctx.method, path: ctx.path }, kind);
+        writeError(ctx, INTERNAL_ERROR.status, INTERNAL_ERROR.code, INTERNAL_ERROR.message, {});
+        return;
       }
-      const final = appError ?? new AppError('internal', 'internal error; the request may be retried with the same idempotency key');
-      ctx.status = final.status;
-      if (final.status === 503) ctx.set('Retry-After', String(RETRY_AFTER_SECONDS));
-      ctx.type = 'application/json';
-      ctx.body = { error: { code: final.code, message: final.message, ...final.extra } };
+      const { status, code } = httpErrorOf(known);
+      writeError(ctx, status, code, known.message, known.details);
     }
   };
 }
 
-function storeUnavailable(error: StoreUnavailableError): AppError {
-  return new AppError('store_unavailable', error.message, {}, { cause: error });
+function writeError(ctx: Context, status: number, code: string, message: string, details: Readonly<Record<string, unknown>>): void {
+  ctx.status = status;
+  if (status === 503) ctx.set('Retry-After', String(RETRY_AFTER_SECONDS));
+  ctx.type = 'application/json';
+  ctx.body = { error: { code, message, ...details } };
+}
+
+/** The domain's own errors, the store's outage, and Koa's http-errors keep their meaning; nothing else does. */
+export function asDomainError(error: unknown): DomainError | null {
+  if (error instanceof DomainError) return error;
+  if (error instanceof StoreUnavailableError) return new DomainError('store_unavailable', error.message, {}, { cause: error });
+  return fromKoaError(error);
 }
 
 /** Koa and its routers throw http-errors with a status; keep their 4xx meaning. */
-function fromKoaError(error: unknown): AppError | null {
+function fromKoaError(error: unknown): DomainError | null {
   const status = (error as { status?: number; expose?: boolean } | null)?.status;
-  if (status === 405 || status === 501) return new AppError('method_not_allowed', 'this method is not allowed on this route');
-  if (status === 404) return new AppError('not_found', 'not found');
-  if (status === 413) return new AppError('payload_too_large', 'the request body is too large');
-  if (status === 400) return new AppError('invalid_request', 'the request is malformed');
+  if (status === 405 || status === 501) return new DomainError('method_not_allowed', 'this method is not allowed on this route');
+  if (status === 404) return new DomainError('not_found', 'not found');
+  if (status === 413) return new DomainError('payload_too_large', 'the request body is too large');
+  if (status === 400) return new DomainError('invalid_request', 'the request is malformed');
   return null;
 }

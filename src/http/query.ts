@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { AppError } from './errors.js';
+import { DomainError } from '../core/errors.js';
 
 // Query parameters are untrusted input like bodies: each read once, checked, then typed.
 
@@ -8,7 +8,7 @@ export function stringParam(ctx: Context, name: string): string | undefined {
   const raw = ctx.query[name];
   if (raw === undefined) return undefined;
   if (typeof raw !== 'string' || raw.length === 0 || raw.length > 1024) {
-    throw new AppError('invalid_request', `the query parameter "${name}" must be given once, 1-1024 characters`);
+    throw new DomainError('invalid_request', `the query parameter "${name}" must be given once, 1-1024 characters`);
   }
   return raw;
 }
@@ -19,7 +19,7 @@ export function integerParam(ctx: Context, name: string, range: { fallback: numb
   if (raw === undefined) return range.fallback;
   const value = /^\d{1,16}$/.test(raw) ? Number(raw) : NaN;
   if (!(value >= range.min && value <= range.max)) {
-    throw new AppError('invalid_request', `the query parameter "${name}" must be an integer from ${range.min} to ${range.max}`);
+    throw new DomainError('invalid_request', `the query parameter "${name}" must be an integer from ${range.min} to ${range.max}`);
   }
   return value;
 }
@@ -28,7 +28,7 @@ export function integerParam(ctx: Context, name: string, range: { fallback: numb
 export function enumParam<T extends string>(ctx: Context, name: string, values: readonly T[]): T | undefined {
   const raw = stringParam(ctx, name);
   if (raw !== undefined && !(values as readonly string[]).includes(raw)) {
-    throw new AppError('invalid_request', `the query parameter "${name}" must be one of ${values.join(', ')}`);
+    throw new DomainError('invalid_request', `the query parameter "${name}" must be one of ${values.join(', ')}`);
   }
   return raw as T | undefined;
 }

@@ -2,14 +2,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AppContext } from '../context.js';
 import { createApp, type HttpOptions } from './app.js';
-import { healthRoutes } from './health-routes.js';
-import { openapiRoutes } from './openapi-routes.js';
-import { ledgerRoutes } from '../ledger/routes.js';
-import { principalRoutes } from '../principals/routes.js';
-import { fingerprintRoutes } from '../operations/fingerprint-route.js';
-import { operationRoutes } from '../operations/routes.js';
-import { approvalRoutes } from '../approvals/routes.js';
-import { uiRoutes } from '../approvals/ui/routes.js';
+import { healthRoutes } from './routes/health.js';
+import { openapiRoutes } from './routes/openapi.js';
+import { ledgerRoutes } from './routes/audit.js';
+import { principalRoutes } from './routes/principals.js';
+import { fingerprintRoutes } from './routes/fingerprint.js';
+import { operationRoutes } from './routes/operations.js';
+import { approvalRoutes } from './routes/approvals.js';
+import { uiRoutes } from './pages/routes.js';
 import type { RouteModule } from './route-module.js';
 
 export interface ServeOptions extends HttpOptions {

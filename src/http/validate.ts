@@ -1,6 +1,6 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { JsonValue } from '../core/json.js';
-import { AppError } from './errors.js';
+import { DomainError } from '../core/errors.js';
 
 // One Ajv for request bodies; schemas live in schema/requests so the OpenAPI document can reuse them.
 const ajv = new Ajv2020({ allErrors: false, strict: true, useDefaults: false });
@@ -13,7 +13,7 @@ export interface BodyValidator<T> {
 export function bodyValidator<T>(schema: object): BodyValidator<T> {
   const validate: ValidateFunction = ajv.compile(schema);
   return (body) => {
-    if (!validate(body)) throw new AppError('invalid_request', describe(validate.errors ?? []));
+    if (!validate(body)) throw new DomainError('invalid_request', describe(validate.errors ?? []));
     return body as T;
   };
 }

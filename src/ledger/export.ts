@@ -73,3 +73,17 @@ export async function* exportLines(
     for (const checkpoint of checkpoints) yield JSON.stringify({ kind: 'checkpoint', ...checkpoint }) + '\n';
   }
 }
+
+/** One page of an account's events after `afterSeq`, as the audit API lists them. */
+export async function eventsPage(db: Db, accountId: string, afterSeq: number, limit: number): Promise<{ items: Array<Omit<ExportedEvent, 'kind'>>; next_cursor: string | null }> {
+  const rows = await db.selectFrom('events').selectAll()
+    .where('account_id', '=', accountId).where('seq', '>', afterSeq).orderBy('seq').limit(limit + 1).execute();
+  const page = rows.slice(0, limit);
+  return {
+    items: page.map((row) => {
+      const { header, hash, payload } = toExportedEvent(row);
+      return { header, hash, payload };
+    }),
+    next_cursor: rows.length > limit ? String(page[page.length - 1]!.seq) : null,
+  };
+}

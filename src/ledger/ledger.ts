@@ -9,7 +9,7 @@ import { openPayload, sealPayload } from '../core/seal.js';
 import type { Sodium } from '../core/sodium.js';
 import type { SigningKey } from '../core/signing-key.js';
 import type { JsonValue } from '../core/json.js';
-import { AppError } from '../http/errors.js';
+import { DomainError, InvariantError } from '../core/errors.js';
 import type { DataKeys } from './data-keys.js';
 import type { AppendedEvent, EventInput } from './event-input.js';
 import { signCheckpoint, type Checkpoint } from './checkpoints.js';
@@ -53,7 +53,7 @@ export class Ledger {
       this.missedAt.set(input.account_id, this.clock.now());
     }
     const written = await this.writeNext(trx, await this.lockChainHead(trx, input.account_id), input, dataKey);
-    if (!written) throw new AppError('internal', `chain head of ${input.account_id} moved while locked`);
+    if (!written) throw new InvariantError(`chain head of ${input.account_id} moved while locked`);
     return written;
   }
 
@@ -127,7 +127,7 @@ export class Ledger {
   async checkpoint(accountId: string): Promise<Checkpoint> {
     return this.store.transact(async (trx) => {
       const head = await this.lockChainHead(trx, accountId, { create: false });
-      if (!head) throw new AppError('not_found', `account ${accountId} has no events yet`);
+      if (!head) throw new DomainError('not_found', `account ${accountId} has no events yet`);
       const existing = await trx.selectFrom('checkpoints').selectAll()
         .where('account_id', '=', accountId).where('tree_size', '=', head.size).executeTakeFirst();
       if (existing) return existing;
@@ -186,7 +186,7 @@ export class Ledger {
       .onConflict((oc) => oc.column('account_id').doNothing())
       .execute();
     const created = await select();
-    if (!created) throw new AppError('internal', `chain head of ${accountId} vanished`);
+    if (!created) throw new InvariantError(`chain head of ${accountId} vanished`);
     return created;
   }
 }

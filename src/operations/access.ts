@@ -1,5 +1,5 @@
 import type { Db } from '../store/store.js';
-import { AppError } from '../http/errors.js';
+import { DomainError } from '../core/errors.js';
 import { hasRole, type Principal, type Role } from '../principals/roles.js';
 import { validateAccountId } from '../principals/accounts.js';
 
@@ -12,7 +12,7 @@ import { validateAccountId } from '../principals/accounts.js';
 export async function accountForOperation(db: Db, principal: Principal, id: string, anyAccountRoles: Role[]): Promise<string> {
   if (!hasRole(principal, ...anyAccountRoles)) return principal.account_id;
   const row = await db.selectFrom('operations').select('account_id').where('id', '=', id).executeTakeFirst();
-  if (!row) throw new AppError('not_found', `no operation ${id}`);
+  if (!row) throw new DomainError('not_found', `no operation ${id}`);
   return row.account_id;
 }
 
@@ -21,7 +21,7 @@ export function accountForList(principal: Principal, requested: unknown): string
   if (requested === undefined) return principal.account_id;
   const accountId = validateAccountId(requested);
   if (accountId !== principal.account_id && !hasRole(principal, 'admin', 'auditor')) {
-    throw new AppError('not_found', `no account ${accountId}`);
+    throw new DomainError('not_found', `no account ${accountId}`);
   }
   return accountId;
 }

@@ -1,5 +1,5 @@
 import type { ApprovalGate, GatedOperation } from '../approvals/seam.js';
-import { AppError } from '../http/errors.js';
+import { DomainError, InvariantError } from '../core/errors.js';
 import { APPROVAL_DEFAULTS } from '../policies/config-schema.js';
 import { issueLease } from './lease.js';
 import { askedEvent, changeEvent } from './operation-events.js';
@@ -8,9 +8,9 @@ import { lockOperation, updateOperation } from './operation-rows.js';
 import { askerOf, type ClaimResult, type ClaimScope } from './claim-types.js';
 
 /** Without an approvals domain a claim that needs approval must not run: refuse rather than execute unapproved. */
-export function gateOrRefusal(gate: ApprovalGate | undefined): { gate: ApprovalGate } | { refusal: AppError } {
+export function gateOrRefusal(gate: ApprovalGate | undefined): { gate: ApprovalGate } | { refusal: DomainError } {
   if (gate) return { gate };
-  return { refusal: new AppError('unavailable', 'approvals are not available on this server; retry later with the same idempotency key') };
+  return { refusal: new DomainError('unavailable', 'approvals are not available on this server; retry later with the same idempotency key') };
 }
 
 export function gatedOperation(row: OperationRow): GatedOperation {
@@ -69,6 +69,6 @@ export async function answerAwaitingApproval(scope: ClaimScope, row: OperationRo
       };
     }
     default:
-      throw new AppError('internal', 'unexpected approval standing');
+      throw new InvariantError('unexpected approval standing');
   }
 }

@@ -1,4 +1,4 @@
-import { AppError } from '../http/errors.js';
+import { DomainError, InvariantError } from '../core/errors.js';
 import { retryAfterSeconds } from './lease.js';
 import { askedEvent } from './operation-events.js';
 import { operationJson, type OperationRow } from './operation-json.js';
@@ -19,7 +19,7 @@ export async function answerExisting(scope: ClaimScope, locked: OperationRow): P
     await deps.ledger.append(trx, askedEvent(row, 'conflicted', asker));
     // Only the id and state: nothing of the stored command or response reaches a caller who sent other content.
     return {
-      refusal: new AppError('fingerprint_mismatch', 'this idempotency key was used for a different request; use a new key for a new request', {
+      refusal: new DomainError('fingerprint_mismatch', 'this idempotency key was used for a different request; use a new key for a new request', {
         operation_id: row.id, state: row.state,
       }),
     };
@@ -50,7 +50,7 @@ export async function answerExisting(scope: ClaimScope, locked: OperationRow): P
       await deps.ledger.append(trx, askedEvent(row, 'retried', asker));
       return { answer: { outcome: row.state, execute: false, operation: await operationJson(trx, deps.ledger, row) } };
     default:
-      throw new AppError('internal', `operation ${row.id} is in the unknown state "${row.state}"`);
+      throw new InvariantError(`operation ${row.id} is in the unknown state "${row.state}"`);
   }
 }
 

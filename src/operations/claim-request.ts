@@ -1,5 +1,5 @@
 import type { JsonValue } from '../core/json.js';
-import { AppError } from '../http/errors.js';
+import { DomainError } from '../core/errors.js';
 import type { OperationSummary } from '../approvals/seam.js';
 import type { Policies } from '../policies/policies.js';
 import type { Principal } from '../principals/roles.js';
@@ -24,9 +24,9 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** Untrusted header: absent and malformed are different mistakes with different codes. */
 export function parseIdempotencyKey(header: string | string[] | undefined): string {
-  if (header === undefined) throw new AppError('idempotency_key_missing', 'send an Idempotency-Key header: 1-255 visible ASCII characters naming this write');
+  if (header === undefined) throw new DomainError('idempotency_key_missing', 'send an Idempotency-Key header: 1-255 visible ASCII characters naming this write');
   if (typeof header !== 'string' || !IDEMPOTENCY_KEY.test(header)) {
-    throw new AppError('idempotency_key_invalid', 'the Idempotency-Key header must be 1-255 visible ASCII characters (0x21-0x7E)');
+    throw new DomainError('idempotency_key_invalid', 'the Idempotency-Key header must be 1-255 visible ASCII characters (0x21-0x7E)');
   }
   return header;
 }

@@ -1,4 +1,4 @@
-import type { AppError } from '../http/errors.js';
+import type { DomainError } from '../core/errors.js';
 import type { JsonValue } from '../core/json.js';
 import type { ApprovalGate, ApprovalView, Grant, OperationSummary } from '../approvals/seam.js';
 import type { Ledger } from '../ledger/ledger.js';
@@ -54,7 +54,7 @@ export interface ClaimAnswer {
  * not thrown, so the events it records (conflicted, scope_busy, lease_expired)
  * commit with it.
  */
-export type ClaimResult = { answer: ClaimAnswer } | { refusal: AppError };
+export type ClaimResult = { answer: ClaimAnswer } | { refusal: DomainError };
 
 /** One claim transaction's working set. */
 export interface ClaimScope {

@@ -1,4 +1,4 @@
-import { AppError } from '../http/errors.js';
+import { InvariantError } from '../core/errors.js';
 import { newId } from '../principals/api-keys.js';
 import { rfc3339 } from '../core/time.js';
 import { issueLease, type IssuedLease } from './lease.js';
@@ -75,7 +75,7 @@ async function answerLoser(scope: ClaimScope, ourId: string): Promise<ClaimResul
   if (byKey) return answerExisting(scope, byKey);
   const byBusiness = await findByBusinessKey(scope);
   if (byBusiness) return answerReused(scope, byBusiness);
-  throw new AppError('internal', 'the claim lost a unique constraint to an operation it cannot find');
+  throw new InvariantError('the claim lost a unique constraint to an operation it cannot find');
 }
 
 function newRow(request: ClaimRequest, id: string, nowMs: number, lease: IssuedLease | null): OperationRow {

@@ -7,7 +7,7 @@
 import { fingerprint } from '../core/fingerprint.js';
 import type { JsonValue } from '../core/json.js';
 import { RouteError, validateMethod, validateRoute } from '../core/route.js';
-import { AppError } from '../http/errors.js';
+import { DomainError } from '../core/errors.js';
 import type { MatchedPolicy, Policies } from '../policies/policies.js';
 
 export interface IntentInput {
@@ -27,7 +27,7 @@ export interface PreparedIntent {
   policy: MatchedPolicy;
 }
 
-/** Throws AppError invalid_request (method), invalid_route, or command_invalid (schema). */
+/** Throws DomainError invalid_request (method), invalid_route, or command_invalid (schema). */
 export function prepareIntent(policies: Policies, accountId: string, input: IntentInput): PreparedIntent {
   let method: string;
   let route: string;
@@ -35,7 +35,7 @@ export function prepareIntent(policies: Policies, accountId: string, input: Inte
     method = validateMethod(input.method);
     route = validateRoute(input.route);
   } catch (error) {
-    if (error instanceof RouteError) throw new AppError(error.code, error.message, {}, { cause: error });
+    if (error instanceof RouteError) throw new DomainError(error.code, error.message, {}, { cause: error });
     throw error;
   }
   const policy = policies.match(method, route);

@@ -1,6 +1,5 @@
 import { randomBytes } from '../core/random.js';
-import { sha256Hex } from '../core/hash.js';
-import { constantTimeEqualHex } from '../principals/api-keys.js';
+import { constantTimeEqual, sha256Hex } from '../core/hash.js';
 import { rfc3339 } from '../core/time.js';
 
 export interface Lease {
@@ -25,7 +24,7 @@ export function issueLease(nowMs: number, leaseSeconds: number): IssuedLease {
 /** Constant-time: the comparison must not tell a zombie how much of a token it guessed. */
 export function leaseTokenMatches(presented: string, storedHash: string | null): boolean {
   if (storedHash === null) return false;
-  return constantTimeEqualHex(sha256Hex(presented), storedHash);
+  return constantTimeEqual(sha256Hex(presented), storedHash);
 }
 
 /** `Retry-After` for an operation in progress: whole seconds until its lease runs out, at least 1. */

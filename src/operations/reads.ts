@@ -1,4 +1,4 @@
-import { AppError } from '../http/errors.js';
+import { DomainError } from '../core/errors.js';
 import type { JsonValue } from '../core/json.js';
 import { operationJson, type OperationJson, type OperationRow } from './operation-json.js';
 import { expireIfDue, lockOperation } from './operation-rows.js';
@@ -22,7 +22,7 @@ export interface OperationPage {
 /** One operation; a lease that ran out shows as `unknown` on this read (and is recorded as such). */
 export async function readOperation(deps: OperationDeps, accountId: string, id: string): Promise<OperationJson> {
   const row = await deps.store.db.selectFrom('operations').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
-  if (!row) throw new AppError('not_found', `no operation ${id}`);
+  if (!row) throw new DomainError('not_found', `no operation ${id}`);
   if (!isLeased(row.state) || row.lease_expires_at === null || row.lease_expires_at > deps.clock.now()) {
     return operationJson(deps.store.db, deps.ledger, row);
   }
@@ -91,6 +91,6 @@ function encodeCursor(id: string): string {
 
 function decodeCursor(cursor: string): string {
   const id = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!CURSOR_ID.test(id)) throw new AppError('invalid_request', 'the query parameter "cursor" is not a cursor this server gave out');
+  if (!CURSOR_ID.test(id)) throw new DomainError('invalid_request', 'the query parameter "cursor" is not a cursor this server gave out');
   return id;
 }

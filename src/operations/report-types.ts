@@ -1,5 +1,5 @@
 import type { JsonObject } from '../core/json.js';
-import { AppError } from '../http/errors.js';
+import { DomainError } from '../core/errors.js';
 import type { OperationReport, StoredResponse } from '../core/wire.js';
 
 /** The body of `POST /v1/operations/{id}/events` as its schema admits it (schema/requests/report-operation.json). */
@@ -21,8 +21,8 @@ export function normalizeReport(raw: RawReport): ReportBody {
   };
   for (const member of ['provider_ref', 'outcome', 'response'] as const) {
     const wanted = allowed[type].includes(member);
-    if (wanted && raw[member] === undefined) throw new AppError('invalid_request', `the member "${member}" is required for a "${type}" report`);
-    if (!wanted && raw[member] !== undefined) throw new AppError('invalid_request', `the member "${member}" is not allowed in a "${type}" report`);
+    if (wanted && raw[member] === undefined) throw new DomainError('invalid_request', `the member "${member}" is required for a "${type}" report`);
+    if (!wanted && raw[member] !== undefined) throw new DomainError('invalid_request', `the member "${member}" is not allowed in a "${type}" report`);
   }
   switch (type) {
     case 'accepted': return { type, lease_token, provider_ref: raw.provider_ref! };

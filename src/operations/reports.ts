@@ -1,6 +1,6 @@
 import type { Principal } from '../principals/roles.js';
 import type { JsonValue } from '../core/json.js';
-import { AppError } from '../http/errors.js';
+import { DomainError, InvariantError } from '../core/errors.js';
 import { sha256Hex } from '../core/hash.js';
 import { canonicalize } from '../core/jcs.js';
 import type { Db } from '../store/store.js';
@@ -13,7 +13,7 @@ import { reportAllowed } from './states.js';
 import { reportData, type ReportBody } from './report-types.js';
 import type { OperationDeps } from './claim-types.js';
 
-type ReportResult = { operation: OperationJson } | { refusal: AppError };
+type ReportResult = { operation: OperationJson } | { refusal: DomainError };
 
 /**
  * A lease holder's report (contract §4). The lease token is checked first, so a
@@ -37,7 +37,7 @@ export async function reportEvent(
     const digest = sha256Hex(canonicalize(reportData(body)));
     if (await alreadyReported(trx, row.id, digest)) return { operation: await operationJson(trx, deps.ledger, row) };
     if (!reportAllowed(body.type, row.state)) {
-      return { refusal: new AppError('invalid_transition', `a "${body.type}" report is not allowed while the operation is ${row.state}`, { state: row.state }) };
+      return { refusal: new DomainError('invalid_transition', `a "${body.type}" report is not allowed while the operation is ${row.state}`, { state: row.state }) };
     }
     if (body.type === 'sent' && row.approval_id !== null) {
       const refusal = await gatedOrUnavailable(deps).refuseExpiredGrant(trx, gatedOperation(row));
@@ -53,7 +53,7 @@ export async function reportEvent(
 
 async function heartbeat(deps: OperationDeps, trx: Db, row: OperationRow, nowMs: number): Promise<ReportResult> {
   if (!reportAllowed('heartbeat', row.state)) {
-    return { refusal: new AppError('invalid_transition', `a heartbeat is not allowed while the operation is ${row.state}`, { state: row.state }) };
+    return { refusal: new DomainError('invalid_transition', `a heartbeat is not allowed while the operation is ${row.state}`, { state: row.state }) };
   }
   // A heartbeat extends the lease and records nothing (contract §7).
   const extended = await updateOperation(trx, row, { lease_expires_at: nowMs + row.lease_seconds * 1000 }, nowMs);
@@ -95,21 +95,21 @@ async function applyReport(
       return canceled;
     }
     default:
-      throw new AppError('internal', 'unexpected report type');
+      throw new InvariantError('unexpected report type');
   }
 }
 
 function gatedOrUnavailable(deps: OperationDeps) {
-  if (!deps.approvals) throw new AppError('unavailable', 'approvals are not available on this server; retry the report later');
+  if (!deps.approvals) throw new DomainError('unavailable', 'approvals are not available on this server; retry the report later');
   return deps.approvals;
 }
 
-export function notFound(id: string): AppError {
-  return new AppError('not_found', `no operation ${id}`);
+export function notFound(id: string): DomainError {
+  return new DomainError('not_found', `no operation ${id}`);
 }
 
-function leaseLost(id: string): AppError {
-  return new AppError('lease_lost', `the lease on operation ${id} was lost (expired, superseded or not this one); stop and do not send the write`, {
+function leaseLost(id: string): DomainError {
+  return new DomainError('lease_lost', `the lease on operation ${id} was lost (expired, superseded or not this one); stop and do not send the write`, {
     operation_id: id,
   });
 }

@@ -1,6 +1,6 @@
 import type { Principal } from '../principals/roles.js';
 import type { JsonValue } from '../core/json.js';
-import { AppError } from '../http/errors.js';
+import { DomainError } from '../core/errors.js';
 import { changeEvent } from './operation-events.js';
 import { operationJson, type OperationJson, type StoredResponse } from './operation-json.js';
 import { expireIfDue, lockOperation, releaseScope, updateOperation } from './operation-rows.js';
@@ -22,13 +22,13 @@ export interface ResolveBody {
 export async function resolveOperation(
   deps: OperationDeps, principal: Principal, accountId: string, id: string, body: ResolveBody,
 ): Promise<OperationJson> {
-  const result = await deps.store.transact(async (trx): Promise<{ operation: OperationJson } | { refusal: AppError }> => {
+  const result = await deps.store.transact(async (trx): Promise<{ operation: OperationJson } | { refusal: DomainError }> => {
     const nowMs = deps.clock.now();
     const locked = await lockOperation(deps.store, trx, accountId, id);
     if (!locked) return { refusal: notFound(id) };
     const row = await expireIfDue(trx, deps.ledger, locked, nowMs);
     if (row.state !== 'unknown') {
-      return { refusal: new AppError('invalid_transition', `only an unknown operation can be resolved; this one is ${row.state}`, { state: row.state }) };
+      return { refusal: new DomainError('invalid_transition', `only an unknown operation can be resolved; this one is ${row.state}`, { state: row.state }) };
     }
     const response = body.response ?? null;
     const settled = {

@@ -1,4 +1,4 @@
-import { AppError } from '../http/errors.js';
+import { DomainError, InvariantError } from '../core/errors.js';
 import { askedEvent } from './operation-events.js';
 import { lockOperation, lockOperationByKey } from './operation-rows.js';
 import { isTerminal } from './states.js';
@@ -31,12 +31,12 @@ export async function takeScope(scope: ClaimScope, id: string): Promise<ClaimRes
     if (holder && !isTerminal(holder.state)) {
       await deps.ledger.append(trx, askedEvent(holder, 'scope_busy', askerOf(request)));
       return {
-        refusal: new AppError('scope_busy', `the exclusive scope is held by operation ${holder.id} until it ends; retry later`, {
+        refusal: new DomainError('scope_busy', `the exclusive scope is held by operation ${holder.id} until it ends; retry later`, {
           operation_id: holder.id,
         }),
       };
     }
     await trx.deleteFrom('scope_holds').where('account_id', '=', request.accountId).where('scope', '=', scopeName).execute();
   }
-  throw new AppError('internal', 'the exclusive scope could not be taken');
+  throw new InvariantError('the exclusive scope could not be taken');
 }

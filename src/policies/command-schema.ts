@@ -5,7 +5,7 @@
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
-import { AppError } from '../http/errors.js';
+import { DomainError } from '../core/errors.js';
 
 export interface CommandError {
   /** JSON Pointer (RFC 6901) into the command; '' is the command itself. */
@@ -44,7 +44,7 @@ export function compileCommandSchema(schema: JsonValue, label: string): CommandP
     const first = errors[0];
     const more = (validate.errors?.length ?? 0) - 1;
     const summary = first ? `${first.path || 'the command'} ${first.message}` : 'it is not valid';
-    throw new AppError(
+    throw new DomainError(
       'command_invalid',
       `the command does not satisfy the policy schema for ${label}: ${summary}${more > 0 ? ` (and ${more} more)` : ''}`,
       { errors },

@@ -17,11 +17,11 @@ export interface ApprovalPolicy {
 
 export interface MatchedPolicy {
   approval: ApprovalPolicy | null;
-  /** Applies the schema's defaults to a copy and validates; throws AppError command_invalid with `errors`. */
+  /** Applies the schema's defaults to a copy and validates; throws DomainError command_invalid with `errors`. */
   prepareCommand(command: JsonValue): JsonValue;
-  /** Template over JSON Pointers, e.g. "alert:{/event_id}"; null without one. Throws AppError command_invalid. */
+  /** Template over JSON Pointers, e.g. "alert:{/event_id}"; null without one. Throws DomainError command_invalid. */
   businessKey(command: JsonValue): string | null;
-  /** e.g. "deploy:{/environment}"; null without one. Throws AppError command_invalid. */
+  /** e.g. "deploy:{/environment}"; null without one. Throws DomainError command_invalid. */
   exclusiveScope(command: JsonValue): string | null;
 }
 

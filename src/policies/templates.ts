@@ -6,13 +6,13 @@
  * instead of failing on the first claim.
  */
 import type { JsonValue } from '../core/json.js';
-import { AppError } from '../http/errors.js';
+import { DomainError } from '../core/errors.js';
 
 type Part = { literal: string } | { pointer: string; tokens: string[] };
 
 export interface Template {
   readonly source: string;
-  /** The key for this command; AppError command_invalid when a pointer finds nothing usable. */
+  /** The key for this command; DomainError command_invalid when a pointer finds nothing usable. */
   render(command: JsonValue): string;
 }
 
@@ -77,14 +77,14 @@ function parsePointer(pointer: string, offset: number): string[] {
 function renderPointer(command: JsonValue, part: { pointer: string; tokens: string[] }, member: string): string {
   const value = resolvePointer(command, part.tokens);
   if (value === undefined) {
-    throw new AppError('command_invalid', `the policy's ${member} reads ${part.pointer || '"" (the whole command)'} but the command has nothing there`, {
+    throw new DomainError('command_invalid', `the policy's ${member} reads ${part.pointer || '"" (the whole command)'} but the command has nothing there`, {
       errors: [{ path: part.pointer, message: `must be present: the policy's ${member} is built from it` }],
     });
   }
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') return JSON.stringify(value);
   const kind = value === null ? 'null' : Array.isArray(value) ? 'an array' : 'an object';
-  throw new AppError('command_invalid', `the policy's ${member} reads ${part.pointer || '"" (the whole command)'} but the command has ${kind} there, not a string, number or boolean`, {
+  throw new DomainError('command_invalid', `the policy's ${member} reads ${part.pointer || '"" (the whole command)'} but the command has ${kind} there, not a string, number or boolean`, {
     errors: [{ path: part.pointer, message: `must be a string, number or boolean: the policy's ${member} is built from it` }],
   });
 }

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { sha256Hex } from '../core/hash.js';
 import { randomBytes } from '../core/random.js';
 
 const KEY_PREFIX = 'gh_';
@@ -11,17 +12,11 @@ export function generateApiKey(): string {
 
 /** Keys carry 256 random bits, so a plain SHA-256 is enough to keep them unusable at rest. */
 export function hashApiKey(key: string): string {
-  return crypto.createHash('sha256').update(key).digest('hex');
+  return sha256Hex(key);
 }
 
 export function looksLikeApiKey(text: string): boolean {
   return KEY_PATTERN.test(text);
-}
-
-export function constantTimeEqualHex(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'hex');
-  const right = Buffer.from(b, 'hex');
-  return left.length === right.length && crypto.timingSafeEqual(left, right);
 }
 
 export function newId(prefix: string): string {

@@ -1,8 +1,9 @@
 import type { Db, Store } from '../store/store.js';
 import type { Clock } from '../core/time.js';
 import { rfc3339 } from '../core/time.js';
-import { AppError } from '../http/errors.js';
-import { constantTimeEqualHex, generateApiKey, hashApiKey, looksLikeApiKey, newId } from './api-keys.js';
+import { InvariantError } from '../core/errors.js';
+import { constantTimeEqual } from '../core/hash.js';
+import { generateApiKey, hashApiKey, looksLikeApiKey, newId } from './api-keys.js';
 import { isRole, type Principal, type Role } from './roles.js';
 
 /** Other instances see a revocation within this long: it bounds how stale the key cache may be. */
@@ -68,7 +69,7 @@ export class Principals {
     const cached = this.cache.get(keyHash);
     if (cached && cached.until > now) return cached.principal;
     const row = await this.store.db.selectFrom('principals').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
-    const principal = row && row.revoked_at === null && constantTimeEqualHex(row.key_hash, keyHash) ? toPrincipal(row) : null;
+    const principal = row && row.revoked_at === null && constantTimeEqual(row.key_hash, keyHash) ? toPrincipal(row) : null;
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(keyHash, { principal, until: now + CACHE_TTL_MS });
     return principal;
@@ -89,6 +90,6 @@ async function insertPrincipal(trx: Db, principal: Principal, keyHash: string, n
 
 function toPrincipal(row: { id: string; account_id: string; name: string | null; roles: string }): Principal {
   const roles = JSON.parse(row.roles) as string[];
-  if (!roles.every(isRole)) throw new AppError('internal', `principal ${row.id} has an unknown role`);
+  if (!roles.every(isRole)) throw new InvariantError(`principal ${row.id} has an unknown role`);
   return { id: row.id, account_id: row.account_id, roles, name: row.name };
 }

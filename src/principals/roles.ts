@@ -1,4 +1,4 @@
-import { AppError } from '../http/errors.js';
+import { DomainError } from '../core/errors.js';
 
 export const ROLES = ['gateway', 'approver', 'auditor', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
@@ -20,7 +20,7 @@ export function hasRole(principal: Principal, ...roles: Role[]): boolean {
 
 export function requireRole(principal: Principal, ...roles: Role[]): void {
   if (!hasRole(principal, ...roles)) {
-    throw new AppError('forbidden', `this call needs the role ${roles.join(' or ')}; the key has ${principal.roles.join(', ')}`);
+    throw new DomainError('forbidden', `this call needs the role ${roles.join(' or ')}; the key has ${principal.roles.join(', ')}`);
   }
 }
 

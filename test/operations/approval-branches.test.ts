@@ -1,7 +1,8 @@
 import test from 'ava';
 import { storeKinds } from '../helpers/stores.js';
 import { Operations } from '../../src/operations/operations.js';
-import { AppError } from '../../src/http/errors.js';
+import { ERROR_STATUS } from '../../src/http/error-status.js';
+import { DomainError } from '../../src/core/errors.js';
 import { claim, eventCount, report, startAppWithPolicies } from './claims.js';
 
 const approvalPolicy = [{ method: 'POST', route: '/payments', approval: { approvers: 1, ttl_seconds: 600, request_ttl_seconds: 3600 } }];
@@ -43,9 +44,9 @@ for (const kind of await storeKinds()) {
     const operations = new Operations({ store: context.store, ledger: context.ledger, clock: context.clock, policies: context.policies });
     const principal = { id: 'prn_test', account_id: 'acme', roles: ['gateway' as const], name: null };
     const error = await t.throwsAsync(operations.claim(principal, 'pay-2', payment));
-    t.true(error instanceof AppError);
-    t.is((error as AppError).code, 'unavailable');
-    t.is((error as AppError).status, 503);
+    t.true(error instanceof DomainError);
+    t.is((error as DomainError).code, 'unavailable');
+    t.is(ERROR_STATUS[(error as DomainError).code], 503);
     t.is(await eventCount(app, 'acme'), 0);
     t.is((await context.store.db.selectFrom('operations').select('id').execute()).length, 0);
   });

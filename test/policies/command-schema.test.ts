@@ -1,5 +1,6 @@
 import test from 'ava';
-import { AppError } from '../../src/http/errors.js';
+import { ERROR_STATUS } from '../../src/http/error-status.js';
+import { DomainError } from '../../src/core/errors.js';
 import { Policies } from '../../src/policies/policies.js';
 
 const policies = Policies.fromText(JSON.stringify({
@@ -34,19 +35,19 @@ test('defaults are applied to a copy: the caller\'s command is left as it was se
 });
 
 test('a command the schema refuses throws command_invalid listing every error with its path', (t) => {
-  const error = t.throws(() => deploys.prepareCommand({ environment: 'prod', extra: 1 }), { instanceOf: AppError }) as AppError;
+  const error = t.throws(() => deploys.prepareCommand({ environment: 'prod', extra: 1 }), { instanceOf: DomainError }) as DomainError;
   t.is(error.code, 'command_invalid');
-  t.is(error.status, 400);
-  const errors = error.extra.errors as { path: string; message: string }[];
+  t.is(ERROR_STATUS[error.code], 400);
+  const errors = error.details.errors as { path: string; message: string }[];
   t.deepEqual(errors.map((e) => e.path).sort(), ['/environment', '/extra', '/version']);
   t.true(errors.every((e) => typeof e.message === 'string' && e.message.length > 0));
   t.regex(error.message, /POST \/v1\/deploys: .* \(and 2 more\)$/);
 });
 
 test('a command that is not even an object is command_invalid at the empty path', (t) => {
-  const error = t.throws(() => deploys.prepareCommand(null), { instanceOf: AppError }) as AppError;
+  const error = t.throws(() => deploys.prepareCommand(null), { instanceOf: DomainError }) as DomainError;
   t.is(error.code, 'command_invalid');
-  t.deepEqual(error.extra.errors, [{ path: '', message: 'must be object' }]);
+  t.deepEqual(error.details.errors, [{ path: '', message: 'must be object' }]);
 });
 
 test('a schema with a misspelt keyword stops loading instead of letting every command through', (t) => {

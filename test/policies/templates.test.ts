@@ -1,5 +1,5 @@
 import test from 'ava';
-import { AppError } from '../../src/http/errors.js';
+import { DomainError } from '../../src/core/errors.js';
 import { Policies } from '../../src/policies/policies.js';
 
 function policyWith(templates: { business_key?: string; exclusive_scope?: string }) {
@@ -24,16 +24,16 @@ test('a pointer into an array reads the element by index', (t) => {
 
 test('a pointer that finds nothing is command_invalid naming the pointer', (t) => {
   const policy = policyWith({ exclusive_scope: 'deploy:{/environment}' });
-  const error = t.throws(() => policy.exclusiveScope({ env: 'production' }), { instanceOf: AppError }) as AppError;
+  const error = t.throws(() => policy.exclusiveScope({ env: 'production' }), { instanceOf: DomainError }) as DomainError;
   t.is(error.code, 'command_invalid');
   t.regex(error.message, /exclusive_scope reads \/environment but the command has nothing there/);
-  t.deepEqual((error.extra.errors as { path: string }[]).map((e) => e.path), ['/environment']);
+  t.deepEqual((error.details.errors as { path: string }[]).map((e) => e.path), ['/environment']);
 });
 
 test('a pointer that lands on an object, an array or null is command_invalid', (t) => {
   const policy = policyWith({ business_key: 'k:{/v}' });
   for (const v of [{ a: 1 }, [1], null]) {
-    const error = t.throws(() => policy.businessKey({ v }), { instanceOf: AppError }) as AppError;
+    const error = t.throws(() => policy.businessKey({ v }), { instanceOf: DomainError }) as DomainError;
     t.is(error.code, 'command_invalid');
     t.regex(error.message, /reads \/v but the command has (an object|an array|null) there/);
   }
@@ -41,7 +41,7 @@ test('a pointer that lands on an object, an array or null is command_invalid', (
 
 test('a pointer never reaches into prototypes', (t) => {
   const policy = policyWith({ business_key: '{/constructor}' });
-  t.throws(() => policy.businessKey({}), { instanceOf: AppError, message: /has nothing there/ });
+  t.throws(() => policy.businessKey({}), { instanceOf: DomainError, message: /has nothing there/ });
 });
 
 test('a malformed template stops loading, saying what is wrong', (t) => {

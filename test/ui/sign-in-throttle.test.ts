@@ -1,6 +1,6 @@
 import test from 'ava';
 import type { Clock } from '../../src/core/time.js';
-import { clientOf, SIGN_IN_LIMITS, SignInThrottle, type Admission } from '../../src/approvals/ui/sign-in-throttle.js';
+import { clientOf, SIGN_IN_LIMITS, SignInThrottle, type Admission } from '../../src/http/pages/sign-in-throttle.js';
 
 // The throttle alone, on a clock the test moves: no store is involved (the HTTP behaviour is in sign-in-lockout.test.ts).
 

@@ -1,5 +1,5 @@
 import { html, type Html } from './html.js';
-import type { UiSession } from './sessions.js';
+import type { UiSession } from '../../principals/sessions.js';
 
 export function page(title: string, session: UiSession | null, body: Html): string {
   return `<!doctype html>\n` + html`<html lang="en">

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
-import openapi from '../../schema/openapi.json' with { type: 'json' };
-import type { RouteModule } from './route-module.js';
+import openapi from '../../../schema/openapi.json' with { type: 'json' };
+import type { RouteModule } from '../route-module.js';
 
 /** The OpenAPI 3.1 document of every route; a test walks the routers and fails on any route it lacks. */
 export function openapiRoutes(): RouteModule {

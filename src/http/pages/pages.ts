@@ -1,8 +1,8 @@
-import type { ApprovalView, OperationSummary } from '../seam.js';
-import type { DecisionView } from '../records.js';
+import type { ApprovalView, OperationSummary } from '../../approvals/seam.js';
+import type { DecisionView } from '../../approvals/records.js';
 import { countInvisible, html, showJson, type Html } from './html.js';
 import { page, timeLeft } from './layout.js';
-import type { UiSession } from './sessions.js';
+import type { UiSession } from '../../principals/sessions.js';
 
 export function listPage(session: UiSession, items: ApprovalView[], now: number): string {
   const body = items.length === 0

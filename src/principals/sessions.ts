@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
-import type { Store } from '../../store/store.js';
-import type { Clock } from '../../core/time.js';
-import { isRole, type Principal } from '../../principals/roles.js';
+import { constantTimeEqual, sha256Hex } from '../core/hash.js';
+import type { Store } from '../store/store.js';
+import type { Clock } from '../core/time.js';
+import { isRole, type Principal } from './roles.js';
 
 /** An approver signs in for a working day at most; revoking the key ends the session at once. */
 const SESSION_TTL_MS = 8 * 60 * 60 * 1000;
@@ -55,12 +56,5 @@ export class UiSessions {
 }
 
 export function hashId(sessionId: string): string {
-  return crypto.createHash('sha256').update(sessionId).digest('hex');
-}
-
-/** Secrets (session hashes, CSRF tokens) are compared in constant time. */
-export function constantTimeEqual(a: string, b: string): boolean {
-  const left = Buffer.from(a);
-  const right = Buffer.from(b);
-  return left.length === right.length && crypto.timingSafeEqual(left, right);
+  return sha256Hex(sessionId);
 }

@@ -1,11 +1,11 @@
 import Router from '@koa/router';
-import type { AppContext } from '../context.js';
-import { principalOf } from '../http/auth.js';
-import { readJsonBody } from '../http/body.js';
-import { bodyValidator } from '../http/validate.js';
-import { enumParam, integerParam, stringParam } from '../http/query.js';
-import type { RouteModule } from '../http/route-module.js';
-import type { DecisionInput } from './decisions.js';
+import type { AppContext } from '../../context.js';
+import { principalOf } from '../auth.js';
+import { readJsonBody } from '../body.js';
+import { bodyValidator } from '../validate.js';
+import { enumParam, integerParam, stringParam } from '../query.js';
+import type { RouteModule } from '../route-module.js';
+import type { DecisionInput } from '../../approvals/decisions.js';
 
 const validateDecision = bodyValidator<DecisionInput>({
   type: 'object', required: ['decision', 'fingerprint'], additionalProperties: false,
@@ -20,10 +20,10 @@ const STATES = ['pending', 'approved', 'denied', 'expired'] as const;
 const MAX_PAGE = 200;
 
 /** `/v1/approvals`: approvers of the account and admins read and decide. */
-export function approvalRoutes(context: AppContext): RouteModule {
+export function approvalRoutes(deps: Pick<AppContext, 'approvals'>): RouteModule {
   const router = new Router();
   router.get('/v1/approvals', async (ctx) => {
-    ctx.body = await context.approvals.list(principalOf(ctx), {
+    ctx.body = await deps.approvals.list(principalOf(ctx), {
       state: enumParam(ctx, 'state', STATES),
       limit: integerParam(ctx, 'limit', { fallback: 50, min: 1, max: MAX_PAGE }),
       accountId: stringParam(ctx, 'account_id'),
@@ -31,12 +31,12 @@ export function approvalRoutes(context: AppContext): RouteModule {
     });
   });
   router.get('/v1/approvals/:id', async (ctx) => {
-    ctx.body = { approval: await context.approvals.get(principalOf(ctx), ctx.params.id!) };
+    ctx.body = { approval: await deps.approvals.get(principalOf(ctx), ctx.params.id!) };
   });
   router.post('/v1/approvals/:id/decisions', async (ctx) => {
     const principal = principalOf(ctx);
     const body = validateDecision(await readJsonBody(ctx, ctx.state.maxBodyBytes));
-    ctx.body = { approval: await context.approvals.decide(principal, ctx.params.id!, body) };
+    ctx.body = { approval: await deps.approvals.decide(principal, ctx.params.id!, body) };
   });
   return { router };
 }

@@ -1,12 +1,12 @@
 import Router from '@koa/router';
-import type { AppContext } from '../context.js';
-import type { JsonValue } from '../core/json.js';
-import { principalOf } from '../http/auth.js';
-import { readJsonBody } from '../http/body.js';
-import type { RouteModule } from '../http/route-module.js';
-import { bodyValidator } from '../http/validate.js';
-import fingerprintSchema from '../../schema/requests/fingerprint.json' with { type: 'json' };
-import { prepareIntent } from './intent.js';
+import type { AppContext } from '../../context.js';
+import type { JsonValue } from '../../core/json.js';
+import { principalOf } from '../auth.js';
+import { readJsonBody } from '../body.js';
+import type { RouteModule } from '../route-module.js';
+import { bodyValidator } from '../validate.js';
+import fingerprintSchema from '../../../schema/requests/fingerprint.json' with { type: 'json' };
+import { prepareIntent } from '../../operations/intent.js';
 
 interface FingerprintBody {
   method: string;
@@ -23,12 +23,12 @@ const validateFingerprint = bodyValidator<FingerprintBody>(fingerprintSchema);
  * members are allowed and ignored, so a gateway can send its claim body as it
  * is: none of them is part of the fingerprint.
  */
-export function fingerprintRoutes(context: AppContext): RouteModule {
+export function fingerprintRoutes(deps: Pick<AppContext, 'policies'>): RouteModule {
   const router = new Router();
   router.post('/v1/fingerprint', async (ctx) => {
     const principal = principalOf(ctx);
     const body = validateFingerprint(await readJsonBody(ctx, ctx.state.maxBodyBytes));
-    const intent = prepareIntent(context.policies, principal.account_id, body);
+    const intent = prepareIntent(deps.policies, principal.account_id, body);
     ctx.body = { fingerprint: intent.fingerprint };
   });
   return { router };

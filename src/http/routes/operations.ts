@@ -1,20 +1,20 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import type { AppContext } from '../context.js';
-import { principalOf } from '../http/auth.js';
-import { readJsonBody } from '../http/body.js';
-import type { RouteModule } from '../http/route-module.js';
-import { bodyValidator } from '../http/validate.js';
-import { enumParam, integerParam, stringParam } from '../http/query.js';
-import { requireRole } from '../principals/roles.js';
-import claimSchema from '../../schema/requests/claim-operation.json' with { type: 'json' };
-import reportSchema from '../../schema/requests/report-operation.json' with { type: 'json' };
-import resolveSchema from '../../schema/requests/resolve-operation.json' with { type: 'json' };
-import { parseIdempotencyKey, type ClaimBody } from './claim-request.js';
-import type { ClaimAnswer, ClaimOutcome } from './claim-types.js';
-import { normalizeReport, type RawReport } from './report-types.js';
-import type { ResolveBody } from './resolve.js';
-import { OPERATION_STATES } from './states.js';
+import type { AppContext } from '../../context.js';
+import { principalOf } from '../auth.js';
+import { readJsonBody } from '../body.js';
+import type { RouteModule } from '../route-module.js';
+import { bodyValidator } from '../validate.js';
+import { enumParam, integerParam, stringParam } from '../query.js';
+import { requireRole } from '../../principals/roles.js';
+import claimSchema from '../../../schema/requests/claim-operation.json' with { type: 'json' };
+import reportSchema from '../../../schema/requests/report-operation.json' with { type: 'json' };
+import resolveSchema from '../../../schema/requests/resolve-operation.json' with { type: 'json' };
+import { parseIdempotencyKey, type ClaimBody } from '../../operations/claim-request.js';
+import type { ClaimAnswer, ClaimOutcome } from '../../operations/claim-types.js';
+import { normalizeReport, type RawReport } from '../../operations/report-types.js';
+import type { ResolveBody } from '../../operations/resolve.js';
+import { OPERATION_STATES } from '../../operations/states.js';
 
 const validateClaim = bodyValidator<ClaimBody>(claimSchema);
 const validateReport = bodyValidator<RawReport>(reportSchema);
@@ -27,9 +27,9 @@ const OUTCOME_STATUS: Record<ClaimOutcome, number> = {
 
 const MAX_PAGE = 1000;
 
-export function operationRoutes(context: AppContext): RouteModule {
+export function operationRoutes(deps: Pick<AppContext, 'operations'>): RouteModule {
   const router = new Router();
-  const operations = () => context.operations;
+  const operations = () => deps.operations;
 
   router.post('/v1/operations', async (ctx) => {
     const principal = principalOf(ctx);

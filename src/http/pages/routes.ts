@@ -1,14 +1,16 @@
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import type { AppContext } from '../../context.js';
-import { AppError } from '../../http/errors.js';
-import type { RouteModule } from '../../http/route-module.js';
+import { DomainError } from '../../core/errors.js';
+import { httpErrorOf } from '../error-status.js';
+import type { RouteModule } from '../route-module.js';
 import { hasRole } from '../../principals/roles.js';
-import type { Approvals } from '../approvals.js';
+import type { Approvals } from '../../approvals/approvals.js';
 import { readForm } from './form.js';
 import { errorPage, loginPage } from './layout.js';
 import { detailPage, listPage } from './pages.js';
-import { constantTimeEqual, type UiSession } from './sessions.js';
+import { constantTimeEqual } from '../../core/hash.js';
+import type { UiSession } from '../../principals/sessions.js';
 import { clientOf, SignInThrottle } from './sign-in-throttle.js';
 import { STYLESHEET } from './style.js';
 
@@ -22,9 +24,9 @@ const SECURITY_HEADERS = {
 };
 
 /** The approver pages. Not under /v1, so no Bearer key: the session cookie authenticates. GETs never change state. */
-export function uiRoutes(context: AppContext): RouteModule {
-  const { approvals } = context;
-  const signInThrottle = new SignInThrottle(context.clock);
+export function uiRoutes(deps: Pick<AppContext, 'approvals' | 'principals' | 'clock' | 'logger'>): RouteModule {
+  const { approvals } = deps;
+  const signInThrottle = new SignInThrottle(deps.clock);
   const router = new Router({ prefix: '/ui' });
   router.use(uiErrors(approvals));
 
@@ -47,11 +49,11 @@ export function uiRoutes(context: AppContext): RouteModule {
     const { attempt } = admission;
     try {
       const key = (await readForm(ctx)).get('key')?.trim() ?? '';
-      const principal = await context.principals.authenticate(key);
+      const principal = await deps.principals.authenticate(key);
       if (!principal || !hasRole(principal, 'approver', 'admin')) {
         const lock = attempt.recordFailure();
         // The address only: the key tried is a secret (it may be a real key pasted into the wrong box).
-        if (lock) context.logger.warn({ client, locked_for_seconds: lock.lockedForSeconds }, 'approver sign-in locked out after repeated failures');
+        if (lock) deps.logger.warn({ client, locked_for_seconds: lock.lockedForSeconds }, 'approver sign-in locked out after repeated failures');
         return sendHtml(ctx, 401, loginPage('That key is unknown, revoked, or does not belong to an approver.'));
       }
       const { sessionId } = await approvals.sessions.create(principal.id);
@@ -73,26 +75,26 @@ export function uiRoutes(context: AppContext): RouteModule {
     const session = await viewingSession(ctx, approvals);
     if (!session) return;
     const { items } = await approvals.list(session.principal, { state: 'pending', limit: 200 });
-    sendHtml(ctx, 200, listPage(session, items, context.clock.now()));
+    sendHtml(ctx, 200, listPage(session, items, deps.clock.now()));
   });
   router.get('/approvals/:id', async (ctx) => {
     const session = await viewingSession(ctx, approvals);
     if (!session) return;
     const approval = await approvals.get(session.principal, ctx.params.id!);
-    sendHtml(ctx, 200, detailPage(session, approval, context.clock.now(), null));
+    sendHtml(ctx, 200, detailPage(session, approval, deps.clock.now(), null));
   });
   router.post('/approvals/:id/decisions', async (ctx) => {
     const session = await postingSession(ctx, approvals);
     const form = ctx.state.form as Map<string, string>;
     const decision = form.get('decision');
-    if (decision !== 'approve' && decision !== 'deny') throw new AppError('invalid_request', 'choose approve or deny');
+    if (decision !== 'approve' && decision !== 'deny') throw new DomainError('invalid_request', 'choose approve or deny');
     try {
       await approvals.decide(session.principal, ctx.params.id!, { decision, fingerprint: form.get('fingerprint') ?? '', reason: form.get('reason') ?? null });
     } catch (error) {
-      if (!(error instanceof AppError) || error.code === 'not_found' || error.code === 'forbidden') throw error;
+      if (!(error instanceof DomainError) || error.code === 'not_found' || error.code === 'forbidden') throw error;
       // Show the approval again, as it is now, with what went wrong.
       const approval = await approvals.get(session.principal, ctx.params.id!);
-      return sendHtml(ctx, error.status, detailPage(session, approval, context.clock.now(), { code: error.code, message: error.message }));
+      return sendHtml(ctx, httpErrorOf(error).status, detailPage(session, approval, deps.clock.now(), { code: httpErrorOf(error).code, message: error.message }));
     }
     ctx.status = 303;
     ctx.redirect(`/ui/approvals/${encodeURIComponent(ctx.params.id!)}`);
@@ -128,12 +130,12 @@ async function viewingSession(ctx: Context, approvals: Approvals): Promise<UiSes
 async function postingSession(ctx: Context, approvals: Approvals): Promise<UiSession> {
   refuseCrossSite(ctx);
   const session = await approvals.sessions.lookup(ctx.cookies.get(COOKIE));
-  if (!session) throw new AppError('unauthenticated', 'your session ended: sign in again');
+  if (!session) throw new DomainError('unauthenticated', 'your session ended: sign in again');
   ctx.state.uiSession = session;
   const form = await readForm(ctx);
   ctx.state.form = form;
   if (!constantTimeEqual(form.get('csrf') ?? '', session.csrfToken)) {
-    throw new AppError('csrf_failed', 'the form is missing its CSRF token or it does not match your session: reload the page and try again');
+    throw new DomainError('csrf_failed', 'the form is missing its CSRF token or it does not match your session: reload the page and try again');
   }
   return session;
 }
@@ -145,7 +147,7 @@ async function postingSession(ctx: Context, approvals: Approvals): Promise<UiSes
 function refuseCrossSite(ctx: Context): void {
   const site = ctx.get('sec-fetch-site');
   if (site && site !== 'same-origin' && site !== 'none') {
-    throw new AppError('csrf_failed', 'form posts are accepted only from these pages');
+    throw new DomainError('csrf_failed', 'form posts are accepted only from these pages');
   }
 }
 
@@ -156,9 +158,9 @@ function uiErrors(approvals: Approvals) {
     try {
       await next();
     } catch (error) {
-      if (!(error instanceof AppError) || !ctx.get('accept').includes('text/html')) throw error;
+      if (!(error instanceof DomainError) || !ctx.get('accept').includes('text/html')) throw error;
       const session = (ctx.state.uiSession as UiSession | undefined) ?? await approvals.sessions.lookup(ctx.cookies.get(COOKIE)).catch(() => null);
-      sendHtml(ctx, error.status, errorPage(session, error.code, error.message));
+      sendHtml(ctx, httpErrorOf(error).status, errorPage(session, httpErrorOf(error).code, error.message));
     }
   };
 }

@@ -1,0 +1,64 @@
+import { Readable } from 'node:stream';
+import Router from '@koa/router';
+import type { AppContext } from '../../context.js';
+import { principalOf } from '../auth.js';
+import { DomainError } from '../../core/errors.js';
+import type { RouteModule } from '../route-module.js';
+import { readJsonBody } from '../body.js';
+import { bodyValidator } from '../validate.js';
+import { integerParam } from '../query.js';
+import { requireRole } from '../../principals/roles.js';
+import { validateAccountId } from '../../principals/accounts.js';
+import { rfc3339 } from '../../core/time.js';
+import { eventsPage, exportLines } from '../../ledger/export.js';
+
+const MAX_PAGE = 1000;
+
+const validateCheckpointRequest = bodyValidator<{ account_id: string }>({
+  type: 'object', required: ['account_id'], additionalProperties: false,
+  properties: { account_id: { type: 'string', minLength: 1 } },
+});
+
+/** Audit routes (auditor, admin) and the public keys. */
+export function ledgerRoutes(deps: Pick<AppContext, 'store' | 'ledger' | 'clock' | 'ledgerId' | 'publicKeys'>): RouteModule {
+  const router = new Router();
+
+  router.get('/v1/keys', (ctx) => {
+    ctx.body = { keys: deps.publicKeys() };
+  });
+
+  router.get('/v1/audit/events', async (ctx) => {
+    requireRole(principalOf(ctx), 'auditor', 'admin');
+    const accountId = validateAccountId(ctx.query.account_id);
+    const afterSeq = integerParam(ctx, 'after_seq', { fallback: 0, min: 0, max: Number.MAX_SAFE_INTEGER });
+    const limit = integerParam(ctx, 'limit', { fallback: 100, min: 1, max: MAX_PAGE });
+    ctx.body = await eventsPage(deps.store.db, accountId, afterSeq, limit);
+  });
+
+  router.get('/v1/audit/checkpoints/latest', async (ctx) => {
+    requireRole(principalOf(ctx), 'auditor', 'admin');
+    const accountId = validateAccountId(ctx.query.account_id);
+    const checkpoint = await deps.ledger.latestCheckpoint(accountId);
+    if (!checkpoint) throw new DomainError('not_found', `no checkpoint yet for account ${accountId}`);
+    ctx.body = checkpoint;
+  });
+
+  router.post('/v1/audit/checkpoints', async (ctx) => {
+    requireRole(principalOf(ctx), 'auditor', 'admin');
+    const { account_id } = validateCheckpointRequest(await readJsonBody(ctx, ctx.state.maxBodyBytes));
+    ctx.status = 201;
+    ctx.body = await deps.ledger.checkpoint(validateAccountId(account_id));
+  });
+
+  router.get('/v1/audit/export', async (ctx) => {
+    requireRole(principalOf(ctx), 'auditor', 'admin');
+    const accountId = ctx.query.account_id === undefined ? null : validateAccountId(ctx.query.account_id);
+    ctx.type = 'application/x-ndjson';
+    ctx.body = Readable.from(exportLines(deps.store.db, {
+      ledger_id: deps.ledgerId, account_id: accountId, exported_at: rfc3339(deps.clock.now()), keys: deps.publicKeys(),
+    }));
+  });
+
+  return { router, publicPaths: [/^\/v1\/keys$/] };
+}
+
