@@ -17,21 +17,63 @@ export async function readJsonBody(ctx: Context, maxBytes: number): Promise<Json
   }
 }
 
-/** The request body's bytes, refused with 413 as soon as it passes `maxBytes` (declared or streamed). */
-export async function readRawBody(ctx: Context, maxBytes: number): Promise<Buffer> {
+/** How long, and how much, an over-limit body is read and thrown away so that the 413 arrives as an answer. */
+const DISCARD_MS = 10_000;
+const DISCARD_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The request body's bytes, refused with 413 as soon as it passes `maxBytes` (declared or streamed).
+ * A streamed body over the limit is not cut off: closing a socket that still has unread bytes makes
+ * the kernel send a reset, and the client would lose the 413 with it. The rest is read and discarded
+ * (bounded in time and bytes) while the answer goes out.
+ */
+export function readRawBody(ctx: Context, maxBytes: number): Promise<Buffer> {
   const declared = Number(ctx.get('content-length') || NaN);
-  if (declared > maxBytes) throw tooLarge(maxBytes);
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    total += chunk.length;
-    if (total > maxBytes) {
-      ctx.req.destroy();
-      throw tooLarge(maxBytes);
-    }
-    chunks.push(chunk);
+  if (declared > maxBytes) {
+    discardRest(ctx.req);
+    return Promise.reject(tooLarge(maxBytes));
   }
-  return Buffer.concat(chunks, total);
+  const req = ctx.req;
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const onData = (chunk: Buffer) => {
+      total += chunk.length;
+      if (total <= maxBytes) return void chunks.push(chunk);
+      cleanup();
+      discardRest(req);
+      reject(tooLarge(maxBytes));
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(Buffer.concat(chunks, total));
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(error);
+    };
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+  });
+}
+
+function discardRest(req: Context['req']): void {
+  let discarded = 0;
+  const giveUp = setTimeout(() => req.socket.destroy(), DISCARD_MS);
+  giveUp.unref();
+  req.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > DISCARD_BYTES) req.socket.destroy();
+  });
+  req.once('end', () => clearTimeout(giveUp));
+  req.once('close', () => clearTimeout(giveUp));
+  req.resume();
 }
 
 function tooLarge(maxBytes: number): DomainError {
