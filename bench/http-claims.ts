@@ -1,4 +1,4 @@
-// HTTP load on loopback (contract §4, issues 3 and 4): autocannon with 50 connections against
+// HTTP load on loopback (docs/retry-contract.md, issues 3 and 4): autocannon with 50 connections against
 // (a) two ceilings: a bare Koa server answering `{}` (bench/bare-koa.ts; the issue's targets are set
 // against it) and one doing a single durable SQLite write per request (bench/durable-koa.ts; fairer:
 // a claim's durability, nothing else), and `gatehouse serve` on

@@ -6,7 +6,7 @@ export const EXIT_OK = 0;
 export const EXIT_TAMPERED = 1;
 export const EXIT_USAGE = 2;
 
-/** Options every verb that touches the store takes (contract §8). */
+/** Options every verb that touches the store takes (docs/cli.md#common-rules). */
 export const storeOptions = {
   'data-dir': { type: 'string', describe: 'directory with master.key, signing.key and (SQLite) gatehouse.db (default ./data, or the --db file\'s directory when it holds the keys)' },
   db: { type: 'string', describe: 'SQLite database file (default: DATA_DIR/gatehouse.db)' },

@@ -14,11 +14,11 @@ interface FingerprintArgs {
   json: boolean;
 }
 
-/** Contract §2: the command value itself is depth 1 and may nest 64 deep. */
+/** The command value itself is depth 1 and may nest 64 deep, as in a request body (docs/http-api.md, Conventions). */
 const COMMAND_MAX_DEPTH = 64;
 
 /**
- * `gatehouse fingerprint` (contract §3): the same prepareIntent as a claim and
+ * `gatehouse fingerprint` (docs/cli.md, docs/formats.md#the-fingerprint): the same prepareIntent as a claim and
  * `POST /v1/fingerprint`, so it prints the very fingerprint the service would
  * compute. It needs no store and no data dir: only the policies file.
  */

@@ -1,5 +1,5 @@
 /**
- * `gatehouse verify` (CONTRACT §8): offline verification of a SQLite file, a PostgreSQL
+ * `gatehouse verify` (docs/cli.md#gatehouse-verify): offline verification of a SQLite file, a PostgreSQL
  * database or an export. Imports src/core and src/verify only — no context, no store, no
  * network beyond the database it is pointed at.
  */

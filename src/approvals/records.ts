@@ -66,7 +66,7 @@ export async function readDecisions(db: Db, ledger: Ledger, row: ApprovalRow): P
   return views;
 }
 
-/** The public JSON of an approval (contract §5). */
+/** The public JSON of an approval (docs/http-api.md#approvals). */
 export function buildView(row: ApprovalRow, op: OperationFacts, request: RequestPayload, decisions: DecisionView[], now: number): ApprovalView {
   return {
     id: row.id,

@@ -12,7 +12,7 @@ export type GatedOperation = Pick<OperationJson, 'id' | 'account_id' | 'idempote
   approval_id: string | null;
 };
 
-/** The public JSON of an approval (contract §5) and of a grant. */
+/** The public JSON of an approval (docs/http-api.md#approvals) and of a grant (docs/formats.md#grants). */
 export type ApprovalView = Record<string, unknown> & { id: string; state: 'pending' | 'approved' | 'denied' | 'expired' };
 export type Grant = Record<string, unknown> & { approval_id: string; expires_at: string; signature: string };
 

@@ -1,4 +1,4 @@
-// Wire types of the Gatehouse v1 HTTP contract (../shared/CONTRACT.md), as a client sees them.
+// Wire types of the Gatehouse v1 HTTP contract (docs/http-api.md), as a client sees them.
 // They describe what the server promises to send; members the contract leaves open are typed loosely.
 import type { JsonObject, JsonValue } from '../core/json.js';
 import type { Checkpoint, OperationJson, OperationReport, OperationState, OperationSummary, StoredResponse } from '../core/wire.js';

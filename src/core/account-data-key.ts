@@ -1,6 +1,6 @@
 /**
  * The account's data key on the verify side: unwrapped once under the master key, then used
- * to check that every payload opens (CONTRACT §7). Both the verifier and the worker threads
+ * to check that every payload opens (docs/formats.md#payload-sealing). Both the verifier and the worker threads
  * that check slices of a large log (src/verify/sqlite-slice-worker.ts) use these, so both
  * accept exactly the same payloads. Importing this loads libsodium.
  */

@@ -1,5 +1,5 @@
 /**
- * The streaming verifier behind the offline `gatehouse verify` (CONTRACT §7, §8), one instance
+ * The streaming verifier behind the offline `gatehouse verify` (docs/formats.md#events, docs/cli.md#gatehouse-verify), one instance
  * per account. It holds O(log n) state for the events (the last hash, the expected seq and a
  * Merkle frontier) plus a few numbers per checkpoint; it never holds the log.
  *
@@ -22,7 +22,7 @@
  *
  * Failures. Every check keeps running after a failure (so counts stay meaningful), and the
  * verdict names the failure with the smallest seq. Every failure has a seq, so the report line
- * always reads `TAMPERED at seq N` (CONTRACT §8): a checkpoint that is not trusted (forged
+ * always reads `TAMPERED at seq N` (docs/cli.md#gatehouse-verify): a checkpoint that is not trusted (forged
  * signature, foreign origin, fields that disagree with its note) is reported at its tree size,
  * an unwrappable data key at the first event with a payload (1 when none). Those two kinds
  * say nothing about a particular event, so they rank after any failure of the log itself.

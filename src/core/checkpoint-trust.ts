@@ -1,7 +1,7 @@
 /**
  * Whether a checkpoint can be trusted at all, before it is compared with the log: its note is
  * a C2SP signed note verified by a trusted key, its body is a checkpoint whose origin names
- * this ledger and account, and its JSON fields agree with the note (CONTRACT §7, §8). What it
+ * this ledger and account, and its JSON fields agree with the note (docs/formats.md#checkpoints, docs/cli.md#gatehouse-verify). What it
  * signs is then compared with the log's root by CheckpointRoots.
  *
  * A checkpoint that fails here says nothing about a particular event: the failure is

@@ -1,5 +1,5 @@
 /**
- * The reference path's checks of one event's content (CONTRACT §7), each failure named: the
+ * The reference path's checks of one event's content (docs/formats.md#events), each failure named: the
  * account, the link to the previous event, the header hash, the payload hash and, with the
  * account's data key, that the payload opens. Check 1, seq continuity, is ChainVerifier's,
  * which owns the chain's position. checkEventRow (event-hash.ts) is the fast path over the

@@ -2,7 +2,7 @@ import { canonicalize } from './jcs.js';
 import type { JsonObject } from './json.js';
 import { sha256Digest } from './merkle.js';
 
-/** The hashed part of an event (CONTRACT §7). Absent values are null, never omitted. */
+/** The hashed part of an event (docs/formats.md#events). Absent values are null, never omitted. */
 export interface EventHeader {
   seq: number;
   account_id: string;

@@ -1,6 +1,6 @@
 /**
  * The shape of an event header as the verifier receives it from untrusted input (a database
- * row or an export line): exactly the contract's 16 fields with their types (CONTRACT §7).
+ * row or an export line): exactly the contract's 16 fields with their types (docs/formats.md#events).
  */
 import { EVENT_HEADER_FIELDS } from './event-hash.js';
 

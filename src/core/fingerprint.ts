@@ -13,7 +13,7 @@ export interface FingerprintInput {
 }
 
 /**
- * Contract §3: lowercase hex SHA-256 of JCS({account_id, command, method, route}).
+ * docs/formats.md#the-fingerprint: lowercase hex SHA-256 of JCS({account_id, command, method, route}).
  * Exactly these four members, whatever else the input object carries.
  */
 export function fingerprint(input: FingerprintInput): string {

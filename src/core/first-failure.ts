@@ -1,5 +1,5 @@
 /**
- * The one failure a verdict names (CONTRACT §8: `TAMPERED at seq N`). Every check of the
+ * The one failure a verdict names (`TAMPERED at seq N`, docs/cli.md#gatehouse-verify). Every check of the
  * verifier keeps running after a failure, so that counts stay meaningful, and reports each
  * failure here; this keeps the one with the smallest seq. A secondary failure (an untrusted
  * checkpoint, a data key that does not unwrap) says nothing about a particular event, so it

@@ -1,5 +1,5 @@
 /**
- * The approval grant (contract §5): proof that named approvers authorised one exact
+ * The approval grant (docs/formats.md#grants): proof that named approvers authorised one exact
  * command — one operation, one fingerprint — until `expires_at`.
  *
  *   signature = base64url(Ed25519(JCS(grant without `signature`)))   (no padding)

@@ -1,5 +1,5 @@
 /**
- * Method and route validation for the fingerprint (contract §3). Nothing is
+ * Method and route validation for the fingerprint (docs/formats.md#routes-and-methods). Nothing is
  * normalised: a route that is not already in the one accepted spelling is
  * refused, so two spellings of one path can never get two fingerprints (or one
  * spelling two meanings at the upstream).

@@ -1,5 +1,5 @@
 /**
- * Strict RFC 8259 JSON intake (contract §2).
+ * Strict RFC 8259 JSON intake (docs/formats.md, Canonical JSON; docs/http-api.md, Conventions).
  *
  * JSON.parse cannot be used: it silently keeps the last of two equal member
  * names, accepts lone surrogate escapes and rounds any number it is given. Each
@@ -41,7 +41,7 @@ export const DEFAULT_MAX_DEPTH = 64;
 
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-/** Parse one JSON text strictly; see the module comment and contract §2. */
+/** Parse one JSON text strictly; see the module comment. */
 export function parseStrictJson(input: Uint8Array | string, options?: StrictJsonOptions): JsonValue {
   const maxDepth = options?.maxDepth ?? DEFAULT_MAX_DEPTH;
   if (!(Number.isInteger(maxDepth) && maxDepth >= 0)) {

@@ -1,6 +1,6 @@
 import type { JsonValue } from './json.js';
 
-// The contract's wire formats (CONTRACT.md §4) that the service writes and the client
+// The contract's wire formats (docs/http-api.md, docs/formats.md) that the service writes and the client
 // reads: one definition, so the two cannot drift apart. Types and constants only.
 
 export const OPERATION_STATES = [

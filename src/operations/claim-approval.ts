@@ -37,7 +37,7 @@ export async function requestApproval(scope: ClaimScope, gate: ApprovalGate, row
   return { answer: { outcome: 'approval_required', execute: false, operation: await operationJson(trx, deps.ledger, updated), approval } };
 }
 
-/** A retry of an operation awaiting approval, or approved and not leased yet (contract §4, the approval rows). */
+/** A retry of an operation awaiting approval, or approved and not leased yet (the approval rows of docs/retry-contract.md's outcome table). */
 export async function answerAwaitingApproval(scope: ClaimScope, row: OperationRow): Promise<ClaimResult> {
   const { deps, trx, request, nowMs } = scope;
   const gated = gateOrRefusal(deps.approvals);

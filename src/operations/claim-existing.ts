@@ -7,7 +7,7 @@ import { askerOf, type ClaimResult, type ClaimScope } from './claim-types.js';
 import { answerAwaitingApproval } from './claim-approval.js';
 
 /**
- * The key was claimed before (contract §4 table): decide from the locked row.
+ * The key was claimed before (docs/retry-contract.md, the claim outcome table): decide from the locked row.
  * An expired lease turns the operation `unknown` first, in this transaction,
  * so a retry never re-executes a write that may have happened.
  */

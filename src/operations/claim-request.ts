@@ -19,7 +19,7 @@ export interface ClaimBody {
 }
 
 const DEFAULT_LEASE_SECONDS = 60;
-/** Contract §4: 1–255 visible ASCII characters. */
+/** 1–255 visible ASCII characters (docs/http-api.md, the claim). */
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** Untrusted header: absent and malformed are different mistakes with different codes. */

@@ -11,7 +11,7 @@ import { gateOrRefusal, requestApproval } from './claim-approval.js';
 import type { ClaimRequest, ClaimResult, ClaimScope, OperationDeps } from './claim-types.js';
 
 /**
- * The idempotent claim (contract §4). The unique constraint on
+ * The idempotent claim (docs/retry-contract.md). The unique constraint on
  * (account, idempotency key) decides who creates the operation, never a
  * check-then-insert: of any number of concurrent identical claims exactly one
  * inserts; the others find its row and answer from it.

@@ -1,6 +1,6 @@
 /**
  * What a claim and `POST /v1/fingerprint` both compute from `{method, route,
- * command}` (contract §3): the validated method and route, the command after
+ * command}` (docs/formats.md#the-fingerprint): the validated method and route, the command after
  * its policy's schema, and the fingerprint. One function for both, so the
  * fingerprint a gateway asks for can never differ from the one its claim gets.
  */

@@ -16,7 +16,7 @@ import type { OperationDeps } from './claim-types.js';
 type ReportResult = { operation: OperationJson } | { refusal: DomainError };
 
 /**
- * A lease holder's report (contract §4). The lease token is checked first, so a
+ * A lease holder's report (docs/retry-contract.md#states-and-allowed-reports). The lease token is checked first, so a
  * zombie whose lease ran out or was superseded cannot move what it no longer
  * owns. A report identical to one already accepted answers as the first did and
  * records nothing. Refusals are returned, not thrown, so an expiry noticed here
@@ -55,7 +55,7 @@ async function heartbeat(deps: OperationDeps, trx: Db, row: OperationRow, nowMs:
   if (!reportAllowed('heartbeat', row.state)) {
     return { refusal: new DomainError('invalid_transition', `a heartbeat is not allowed while the operation is ${row.state}`, { state: row.state }) };
   }
-  // A heartbeat extends the lease and records nothing (contract §7).
+  // A heartbeat extends the lease and records nothing (docs/formats.md, Event types).
   const extended = await updateOperation(trx, row, { lease_expires_at: nowMs + row.lease_seconds * 1000 }, nowMs);
   return { operation: await operationJson(trx, deps.ledger, extended) };
 }

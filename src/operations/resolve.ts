@@ -16,7 +16,7 @@ export interface ResolveBody {
 
 /**
  * An admin settles an `unknown` operation with the evidence a reconciler found
- * downstream (contract §4). The note and response go into the `resolved`
+ * downstream (docs/retry-contract.md, unknown and resolve). The note and response go into the `resolved`
  * event's encrypted payload; later retries replay that response.
  */
 export async function resolveOperation(

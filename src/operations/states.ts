@@ -1,4 +1,4 @@
-/** Operation states (contract §4) and the reports the state machine allows from each. */
+/** Operation states (docs/retry-contract.md#states) and the reports the state machine allows from each. */
 import { TERMINAL_STATES, type OperationState } from '../core/wire.js';
 
 export { OPERATION_STATES, TERMINAL_STATES, type OperationState } from '../core/wire.js';

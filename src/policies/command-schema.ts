@@ -1,5 +1,5 @@
 /**
- * A policy's command schema (contract §3 and §6): JSON Schema 2020-12, with
+ * A policy's command schema (docs/formats.md: the fingerprint, the policies file): JSON Schema 2020-12, with
  * its defaults applied before fingerprinting, so `{"priority": "normal"}` and
  * `{}` with that default are one command and get one fingerprint.
  */

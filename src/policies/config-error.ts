@@ -1,7 +1,7 @@
 /**
  * A policies file that cannot be used. Start-up stops with this message, so it
  * names the file, the line and column when it knows them, what is wrong and
- * what to do (contract §6: "a message that says where and why").
+ * what to do (a message that says where and why: docs/formats.md#policies-file).
  */
 export class PolicyConfigError extends Error {
   readonly file: string;

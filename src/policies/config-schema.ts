@@ -1,5 +1,5 @@
 /**
- * The shape of the policies file (contract §6). Unknown members are refused
+ * The shape of the policies file (docs/formats.md#policies-file). Unknown members are refused
  * everywhere: a misspelt `"aproval"` must stop start-up, not silently turn a
  * policy that needs approval into one that does not.
  */

@@ -1,6 +1,6 @@
 /**
  * Reads and checks the policies file (`gatehouse serve --config FILE`,
- * contract §6). Every problem is a PolicyConfigError that names the file, the
+ * docs/formats.md#policies-file). Every problem is a PolicyConfigError that names the file, the
  * line and column of the member at fault, what is wrong and what to do, so a
  * bad file stops start-up with a message an operator can act on.
  */

@@ -1,5 +1,5 @@
 /**
- * Route policies (contract §6): which schema a command must satisfy, whether a
+ * Route policies (docs/formats.md#policies-file): which schema a command must satisfy, whether a
  * claim needs approval, and how its business key and exclusive scope are
  * built. Loaded once at start-up; `match` is pure and cheap.
  */

@@ -1,5 +1,5 @@
 /**
- * Route patterns of the policies file (contract §6): `method` matches exactly
+ * Route patterns of the policies file (docs/formats.md#policies-file): `method` matches exactly
  * (both sides upper-cased), `route` segment by segment, where a `*` segment
  * matches exactly one non-empty segment. The first match in file order wins.
  */

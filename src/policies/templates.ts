@@ -1,5 +1,5 @@
 /**
- * `business_key` and `exclusive_scope` templates (contract §6), e.g.
+ * `business_key` and `exclusive_scope` templates (docs/formats.md#policies-file), e.g.
  * `"deploy:{/environment}"`: each `{…}` is an RFC 6901 JSON Pointer into the
  * prepared command; `{{` and `}}` stand for literal braces. The template is
  * parsed once when the policies file loads, so a malformed one stops start-up

@@ -9,7 +9,7 @@ export function buildReport(accounts: AccountVerdict[]): VerifyReport {
   return { ok: accounts.every((a) => a.first_bad_seq === null && a.reason === null), accounts };
 }
 
-/** One line per account; a tampered one is `account A: TAMPERED at seq N: reason` (CONTRACT §8). */
+/** One line per account; a tampered one is `account A: TAMPERED at seq N: reason` (docs/cli.md#gatehouse-verify). */
 export function reportLines(report: VerifyReport): string[] {
   return report.accounts.map((a) => {
     const shredded = a.shredded ? '; shredded: its data key is destroyed, payloads are unreadable' : '';

@@ -25,7 +25,7 @@ export interface TrustedKeys {
   source: string;
 }
 
-/** The note key name of a ledger's log key (CONTRACT §7). */
+/** The note key name of a ledger's log key (docs/formats.md#checkpoints). */
 export function logKeyName(ledgerId: string): string {
   return `gatehouse/${ledgerId}`;
 }

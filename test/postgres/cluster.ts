@@ -1,4 +1,4 @@
-// Several real `gatehouse serve` processes on one fresh PostgreSQL database: the deployment of contract §9.
+// Several real `gatehouse serve` processes on one fresh PostgreSQL database: the deployment the README describes under "PostgreSQL: several instances".
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -1,5 +1,5 @@
 // Client-side bookkeeping for the multi-instance tests: every answer the service acknowledged,
-// with the ledger event it promises (contract §7), so the database can be checked afterwards.
+// with the ledger event it promises (docs/formats.md, Event types), so the database can be checked afterwards.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

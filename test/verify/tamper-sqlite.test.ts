@@ -194,7 +194,7 @@ test('a stored checkpoint re-signed by a key that is not trusted: exit 1', async
   const result = await verifyDb(ledger);
   t.is(result.code, 1);
   t.regex(result.report!.accounts[0]!.reason!, /trusted key|bad signature/);
-  // reported at the checkpoint's tree size, so the line names a seq (CONTRACT §8)
+  // reported at the checkpoint's tree size, so the line names a seq (docs/cli.md#gatehouse-verify)
   t.is(result.report!.accounts[0]!.first_bad_seq, 10);
   const text = await runCli(['verify', '--db', ledger.db, '--data-dir', ledger.store.dataDir]);
   t.is(text.code, 1);

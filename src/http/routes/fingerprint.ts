@@ -17,7 +17,7 @@ interface FingerprintBody {
 const validateFingerprint = bodyValidator<FingerprintBody>(fingerprintSchema);
 
 /**
- * `POST /v1/fingerprint` (contract §3): any principal, the caller's account,
+ * `POST /v1/fingerprint` (docs/http-api.md, Fingerprints): any principal, the caller's account,
  * the policy applied exactly as a claim would (the same prepareIntent); it
  * records nothing, so it may be called as often as a gateway likes. Other
  * members are allowed and ignored, so a gateway can send its claim body as it

@@ -20,7 +20,7 @@ const validateClaim = bodyValidator<ClaimBody>(claimSchema);
 const validateReport = bodyValidator<RawReport>(reportSchema);
 const validateResolve = bodyValidator<ResolveBody>(resolveSchema);
 
-/** Contract §4: the status of each claim outcome. */
+/** The status of each claim outcome (docs/retry-contract.md, the claim outcome table). */
 const OUTCOME_STATUS: Record<ClaimOutcome, number> = {
   created: 201, approval_required: 202, approved: 200, denied: 403, in_progress: 409, unknown: 409, replayed: 200, reused: 200,
 };
