@@ -14,6 +14,7 @@ import { Principals } from './principals/principals.js';
 import { Policies } from './policies/policies.js';
 import { Operations } from './operations/operations.js';
 import { Approvals } from './approvals/approvals.js';
+import { Metrics } from './metrics/metrics.js';
 
 /** Everything a request handler or CLI verb needs, built once from the config. */
 export interface AppContext {
@@ -31,6 +32,8 @@ export interface AppContext {
   approvals: Approvals;
   /** Claims, leases, reports, resolution, reads and the lease sweeper. */
   operations: Operations;
+  /** Prometheus counters and the sources read at scrape time (`GET /metrics`). */
+  metrics: Metrics;
   /** `GET /v1/keys`: the public half of every signing key, for grants and checkpoints. */
   publicKeys(): unknown[];
   close(): Promise<void>;
@@ -57,6 +60,10 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     const dataKeys = new DataKeys(sodium, keys.masterKey, clock);
     const logger = options.logger ?? pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] });
     const ledger = new Ledger(store, sodium, dataKeys, signingKey, ledgerId, clock);
+    const metrics = new Metrics(store, clock);
+    store.onCommit = (units, seconds) => metrics.observeCommit(units, seconds);
+    const approvals = new Approvals({ store, ledger, clock, signingKey, logger }, { webhook: () => policies.webhook });
+    metrics.sources.webhookBacklog = () => approvals.webhook.backlog;
     const base = {
       config,
       store,
@@ -67,7 +74,8 @@ export async function openContext(config: Config, options: ContextOptions = {}):
       ledger,
       principals: new Principals(store, clock),
       policies,
-      approvals: new Approvals({ store, ledger, clock, signingKey, logger }, { webhook: () => policies.webhook }),
+      approvals,
+      metrics,
       publicKeys: () => [publicKeyInfo(signingKey)],
       close: () => store.close(),
     };

@@ -9,6 +9,8 @@ interface ServeArgs extends StoreArgs {
   config?: string;
   'max-body': string;
   'trusted-proxies': number;
+  'metrics-host'?: string;
+  'metrics-port'?: number;
 }
 
 export const serveCommand: CommandModule<object, ServeArgs> = {
@@ -24,6 +26,8 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       type: 'number', default: 0,
       describe: 'reverse proxies in front that append to X-Forwarded-For (the approver sign-in throttle counts the client they saw); 0 trusts no header',
     },
+    'metrics-host': { type: 'string', describe: 'also serve GET /metrics without a key on this address (with --metrics-port); keep it private' },
+    'metrics-port': { type: 'number', describe: 'port of the unauthenticated metrics listener (default 9464 when --metrics-host is given)' },
   }),
   handler: (args) => runVerb(async () => {
     // Loaded here, not at the top: other verbs start without Koa, Kysely and the drivers.
@@ -42,6 +46,11 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     } catch (error) {
       throw new UsageError(`--max-body: ${(error as Error).message}`);
     }
+    const metricsPort = args['metrics-port'] ?? (args['metrics-host'] !== undefined ? 9464 : undefined);
+    if (metricsPort !== undefined && (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535)) {
+      throw new UsageError(`--metrics-port must be a whole number from 0 to 65535, not ${metricsPort}`);
+    }
+    const metrics = metricsPort === undefined ? undefined : { host: args['metrics-host'] ?? '127.0.0.1', port: metricsPort };
     const config = readConfig({ ...storeOptionsOf(args), configFile: args.config });
     // Checked first, so a bad policies file stops start-up before an empty data dir gets its keys.
     const policies = config.policiesFile ? Policies.fromFile(config.policiesFile) : Policies.none();
@@ -50,8 +59,9 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     const context = await openContext(config, { policies });
     const adminKey = await createFirstAdmin(context);
     if (adminKey) process.stdout.write(`admin key: ${adminKey}\n`);
-    const server = await startServer(context, { host: args.host, port: args.port, maxBodyBytes, trustedProxies });
+    const server = await startServer(context, { host: args.host, port: args.port, maxBodyBytes, trustedProxies, metrics });
     process.stdout.write(`gatehouse listening on ${server.url} (store: ${context.store.dialect}, ledger ${context.ledgerId})\n`);
+    if (server.metricsUrl) process.stdout.write(`metrics on ${server.metricsUrl} (no key needed)\n`);
     const stop = async () => {
       await server.close();
       // A last signed checkpoint on a clean stop, so an auditor's saved checkpoint covers everything written.

@@ -50,6 +50,11 @@ export class WebhookNotifier {
     this.inFlight.add(delivery);
   }
 
+  /** Deliveries not yet delivered or given up. */
+  get backlog(): number {
+    return this.inFlight.size;
+  }
+
   /** Resolves when every queued delivery has finished or given up (tests, shutdown). */
   async idle(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);

@@ -3,6 +3,20 @@ import type { AppContext } from '../context.js';
 import { errorMiddleware } from './error-middleware.js';
 import { authMiddleware } from './auth.js';
 import type { RouteModule } from './route-module.js';
+import type { Metrics } from '../metrics/metrics.js';
+
+/** Outermost, so it sees the status the error middleware chose. Routes by template, so ids never become labels. */
+function requestTiming(metrics: Metrics): Koa.Middleware {
+  return async (ctx, next) => {
+    const began = performance.now();
+    try {
+      await next();
+    } finally {
+      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      metrics.requestSeconds.observe({ method: ctx.method, route, status: String(ctx.status) }, (performance.now() - began) / 1000);
+    }
+  };
+}
 
 export interface HttpOptions {
   maxBodyBytes: number;
@@ -21,6 +35,7 @@ export function createApp(context: AppContext, modules: RouteModule[], options: 
   // ctx.ip is what the sign-in throttle counts: behind a proxy the socket's address is the proxy's.
   app.proxy = trustedProxies > 0;
   app.maxIpsCount = trustedProxies;
+  app.use(requestTiming(context.metrics));
   app.use(errorMiddleware(context.logger));
   app.use(async (ctx, next) => {
     ctx.state.maxBodyBytes = options.maxBodyBytes;

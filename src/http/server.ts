@@ -11,21 +11,26 @@ import { operationRoutes } from './routes/operations.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { uiRoutes } from './pages/routes.js';
 import type { RouteModule } from './route-module.js';
+import { metricsRoutes, startMetricsListener } from './routes/metrics.js';
 
 export interface ServeOptions extends HttpOptions {
   host: string;
   port: number;
+  /** An unauthenticated listener for `GET /metrics` only (serve --metrics-host/--metrics-port). */
+  metrics?: { host: string; port: number };
 }
 
 export interface RunningServer {
   url: string;
+  /** The unauthenticated metrics listener's URL, when one was asked for. */
+  metricsUrl: string | null;
   close(): Promise<void>;
 }
 
 /** Every domain's routes, in one list so the OpenAPI test can walk them all. */
 export function routeModules(context: AppContext): RouteModule[] {
   return [healthRoutes(context), openapiRoutes(), ledgerRoutes(context), principalRoutes(context), fingerprintRoutes(context), operationRoutes(context),
-    approvalRoutes(context), uiRoutes(context)];
+    approvalRoutes(context), uiRoutes(context), metricsRoutes(context)];
 }
 
 const CHECKPOINT_INTERVAL_MS = 10_000;
@@ -45,13 +50,16 @@ export async function startServer(context: AppContext, options: ServeOptions): P
   }, CHECKPOINT_INTERVAL_MS);
   timer.unref();
   const sweeper = context.operations.startSweeper((err) => context.logger.error({ err }, 'lease sweep failed'));
+  const metricsListener = options.metrics ? await startMetricsListener(context.metrics, options.metrics.host, options.metrics.port) : null;
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   // Webhook links to the approver page use where the server listens unless something better was set.
   context.approvals.publicBaseUrl ??= `http://${host}:${address.port}`;
   return {
     url: `http://${host}:${address.port}`,
+    metricsUrl: metricsListener?.url ?? null,
     close: async () => {
+      await metricsListener?.close();
       clearInterval(timer);
       // A tick already running must finish before the caller closes the store under it.
       await checkpointTick;

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { Kysely, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../schema/database.js';
-import { StoreUnavailableError, type Db, type Store } from './store.js';
+import { StoreUnavailableError, type CommitObserver, type Db, type Store } from './store.js';
 
 // int8 columns (seq, epoch ms) come back as numbers; every value we store in them is below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (text) => {
@@ -22,6 +22,7 @@ export const IDLE_IN_TRANSACTION_MS = 30_000;
 export class PostgresStore implements Store {
   readonly dialect = 'postgres' as const;
   readonly db: Db;
+  onCommit: CommitObserver | null = null;
 
   constructor(connectionString: string, options: { poolSize?: number; onIdleError?: (error: Error) => void } = {}) {
     // Ten connections per instance: appends to one account queue on its chain-head row anyway, so
@@ -56,7 +57,7 @@ export class PostgresStore implements Store {
     for (let attempt = 1; ; attempt++) {
       const progress = { committing: false };
       try {
-        return await this.db.connection().execute((connection) => runTransaction(connection, run, progress));
+        return await this.db.connection().execute((connection) => runTransaction(connection, run, progress, this.onCommit));
       } catch (error) {
         const code = (error as { code?: string }).code;
         const lost = isConnectionLoss(error);
@@ -123,7 +124,7 @@ function preparingPool(pool: pg.Pool): PostgresPool {
   };
 }
 
-async function runTransaction<T>(connection: Db, run: (trx: Db) => Promise<T>, progress: { committing: boolean }): Promise<T> {
+async function runTransaction<T>(connection: Db, run: (trx: Db) => Promise<T>, progress: { committing: boolean }, onCommit: CommitObserver | null): Promise<T> {
   await sql`begin`.execute(connection);
   let result: T;
   try {
@@ -134,7 +135,9 @@ async function runTransaction<T>(connection: Db, run: (trx: Db) => Promise<T>, p
     throw error;
   }
   progress.committing = true;
+  const began = performance.now();
   await sql`commit`.execute(connection);
+  onCommit?.(1, (performance.now() - began) / 1000);
   return result;
 }
 

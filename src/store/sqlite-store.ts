@@ -3,7 +3,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../schema/database.js';
-import type { Db, Store } from './store.js';
+import type { CommitObserver, Db, Store } from './store.js';
 
 const MAX_BATCH = 256;
 /** Distinct SQL texts kept prepared; `in (…)` lists of varying length make new texts, so the cache is bounded. */
@@ -30,6 +30,7 @@ export class SqliteStore implements Store {
   /** Transaction control, prepared once: a batch runs two of these per unit. */
   private readonly control: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo', BetterSqlite3.Statement>;
   private draining = false;
+  onCommit: CommitObserver | null = null;
 
   constructor(file: string, options: { readonly?: boolean } = {}) {
     if (!options.readonly) fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
@@ -121,7 +122,9 @@ export class SqliteStore implements Store {
       }
     }
     try {
+      const began = performance.now();
       this.control.commit.run();
+      this.onCommit?.(batch.length, (performance.now() - began) / 1000);
     } catch (error) {
       if (this.raw.inTransaction) this.control.rollback.run();
       for (const { unit } of settled) unit.reject(error);

@@ -3,6 +3,7 @@ import type { Database } from '../../schema/database.js';
 
 export type Db = Kysely<Database>;
 export type Dialect = 'sqlite' | 'postgres';
+export type CommitObserver = (units: number, seconds: number) => void;
 
 /**
  * The one door to the database. Reads may use `db`; every write goes through
@@ -15,6 +16,8 @@ export interface Store {
   transact<T>(unit: (trx: Db) => Promise<T>): Promise<T>;
   /** `SELECT … FOR UPDATE` where the dialect has row locks; SQLite's writer lock already serialises. */
   forUpdate<QB extends SelectQueryBuilder<any, any, any>>(query: QB): QB;
+  /** Told after each COMMIT how many units it carried and how long it took (for /metrics). */
+  onCommit: CommitObserver | null;
   close(): Promise<void>;
 }
 

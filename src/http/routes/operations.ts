@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AppContext } from '../../context.js';
+import { DomainError } from '../../core/errors.js';
 import { principalOf } from '../auth.js';
 import { readJsonBody } from '../body.js';
 import type { RouteModule } from '../route-module.js';
@@ -27,7 +28,7 @@ const OUTCOME_STATUS: Record<ClaimOutcome, number> = {
 
 const MAX_PAGE = 1000;
 
-export function operationRoutes(deps: Pick<AppContext, 'operations'>): RouteModule {
+export function operationRoutes(deps: Pick<AppContext, 'operations' | 'metrics'>): RouteModule {
   const router = new Router();
   const operations = () => deps.operations;
 
@@ -36,7 +37,16 @@ export function operationRoutes(deps: Pick<AppContext, 'operations'>): RouteModu
     requireRole(principal, 'gateway', 'admin');
     const key = parseIdempotencyKey(ctx.headers['idempotency-key']);
     const body = validateClaim(await readJsonBody(ctx, ctx.state.maxBodyBytes));
-    sendClaimAnswer(ctx, await operations().claim(principal, key, body));
+    let answer: ClaimAnswer;
+    try {
+      answer = await operations().claim(principal, key, body);
+    } catch (error) {
+      // Refusals that are claim outcomes of their own (a changed payload, a busy scope) are counted too.
+      if (error instanceof DomainError && (error.code === 'fingerprint_mismatch' || error.code === 'scope_busy')) deps.metrics.claims.inc({ outcome: error.code });
+      throw error;
+    }
+    deps.metrics.claims.inc({ outcome: answer.outcome });
+    sendClaimAnswer(ctx, answer);
   });
 
   router.get('/v1/operations', async (ctx) => {

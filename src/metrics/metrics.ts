@@ -1,0 +1,86 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Store } from '../store/store.js';
+import type { Clock } from '../core/time.js';
+
+/** Sources read when /metrics is scraped, for what lives outside this process's counters. */
+export interface MetricSources {
+  /** Deliveries waiting in the webhook outbox (or queue). */
+  webhookBacklog?: () => number | Promise<number>;
+  /** Per witness, seconds since the newest checkpoint it has not cosigned was signed (0 when caught up). */
+  witnessLag?: () => Promise<Array<{ witness: string; seconds: number }>>;
+}
+
+/**
+ * The service's Prometheus metrics (prom-client, one registry per context so tests and several
+ * contexts in one process never share counters). Counters are bumped where the work is done;
+ * what the database already knows (events stored, checkpoint age) is read at scrape time, so it
+ * counts only what committed, across every instance on a shared PostgreSQL.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly sources: MetricSources = {};
+
+  readonly claims = new Counter({
+    name: 'gatehouse_claims_total', help: 'Claims answered, by outcome (or error code)', labelNames: ['outcome'] as const, registers: [this.registry],
+  });
+
+  readonly requestSeconds = new Histogram({
+    name: 'gatehouse_http_request_duration_seconds', help: 'HTTP request latency by route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  readonly batchSize = new Histogram({
+    name: 'gatehouse_store_batch_size', help: 'Units of work committed together in one transaction (SQLite group commit; 1 on PostgreSQL)',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256], registers: [this.registry],
+  });
+
+  readonly commitSeconds = new Histogram({
+    name: 'gatehouse_store_commit_seconds', help: 'Time spent in COMMIT (the fsync on SQLite)',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1], registers: [this.registry],
+  });
+
+  constructor(store: Store, clock: Clock) {
+    const sources = this.sources;
+    new Gauge({
+      name: 'gatehouse_events_stored', help: 'Events in the ledger (all accounts), read from the chain heads', registers: [this.registry],
+      async collect() {
+        const row = await store.db.selectFrom('chains').select((eb) => eb.fn.sum<number | string | null>('size').as('events')).executeTakeFirst();
+        this.set(Number(row?.events ?? 0));
+      },
+    });
+    new Gauge({
+      name: 'gatehouse_checkpoint_age_seconds', help: 'Seconds since each account\'s newest signed checkpoint', labelNames: ['account_id'] as const,
+      registers: [this.registry],
+      async collect() {
+        const rows = await store.db.selectFrom('chains')
+          .innerJoin('checkpoints', (join) => join.onRef('checkpoints.account_id', '=', 'chains.account_id').onRef('checkpoints.tree_size', '=', 'chains.checkpoint_size'))
+          .select(['chains.account_id', 'checkpoints.created_at']).execute();
+        this.reset();
+        const now = clock.now();
+        for (const row of rows) this.set({ account_id: row.account_id }, Math.max(0, (now - Date.parse(row.created_at)) / 1000));
+      },
+    });
+    new Gauge({
+      name: 'gatehouse_webhook_backlog', help: 'Approval webhook deliveries not yet delivered', registers: [this.registry],
+      async collect() {
+        this.set(sources.webhookBacklog ? await sources.webhookBacklog() : 0);
+      },
+    });
+    new Gauge({
+      name: 'gatehouse_witness_cosignature_lag_seconds', help: 'Per witness, how long the newest checkpoint has waited for its cosignature',
+      labelNames: ['witness'] as const, registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const { witness, seconds } of (await sources.witnessLag?.()) ?? []) this.set({ witness }, seconds);
+      },
+    });
+  }
+
+  /** Called by the store after each COMMIT. */
+  observeCommit(units: number, seconds: number): void {
+    this.batchSize.observe(units);
+    this.commitSeconds.observe(seconds);
+  }
+}
