@@ -88,6 +88,17 @@ const MAX_PREPARED_TEXTS = 200;
  * of PostgreSQL's CPU per claim (BENCHMARKS.md).
  */
 function preparingPool(pool: pg.Pool): PostgresPool {
+  // pg-pool removes its own 'error' listener while a client is checked out, so a server that ends
+  // the session while the client sits between two statements would emit an unhandled 'error' and
+  // end the process. The listener goes on in 'acquire', synchronously: the FATAL message can come
+  // in the same TCP read as the ReadyForQuery that completed the checkout, before any await
+  // resumes. The failure reaches the unit through its next statement; the client is destroyed on release.
+  const checkedOut = new WeakMap<pg.PoolClient, { lost?: Error; onError: (error: Error) => void }>();
+  pool.on('acquire', (client) => {
+    const watch: { lost?: Error; onError: (error: Error) => void } = { onError: (error) => (watch.lost = error) };
+    client.on('error', watch.onError);
+    checkedOut.set(client, watch);
+  });
   const names = new Map<string, string>();
   const nameFor = (text: string): string | undefined => {
     const known = names.get(text);
@@ -104,19 +115,15 @@ function preparingPool(pool: pg.Pool): PostgresPool {
       } catch (error) {
         throw new StoreUnavailableError(error);
       }
-      // pg-pool removes its own 'error' listener while a client is checked out: a server that ends the
-      // session between two statements would emit an unhandled 'error' and end the process. The
-      // failure reaches the unit through its next statement; the client is destroyed on release.
-      let lost: Error | undefined;
-      const onError = (error: Error) => { lost = error; };
-      client.on('error', onError);
+      const watch = checkedOut.get(client)!;
       const query = (text: string, values?: readonly unknown[]) =>
         values && values.length > 0 ? client.query({ name: nameFor(text), text, values: [...values] }) : client.query(text, values ? [...values] : []);
       // Kysely's overloads also take a cursor (only with its `cursor` option, unused here), and it
       // types `command` as the commands it reads where pg says string: the shapes agree at run time.
       const release = () => {
-        client.removeListener('error', onError);
-        client.release(lost);
+        checkedOut.delete(client);
+        client.removeListener('error', watch.onError);
+        client.release(watch.lost);
       };
       return { query: query as unknown as PostgresPoolClient['query'], release };
     },

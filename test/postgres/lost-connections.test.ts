@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import test from 'ava';
 import { createCluster, gatewayKeys, postgresAvailable } from './cluster.js';
 import { AckLog, claim, claimBody, missingAcks, report, seqGaps, verifyOnlineAndExported, type Answer } from './traffic.js';
@@ -49,7 +50,11 @@ if (await postgresAvailable()) {
       }
     };
 
-    const workers = Promise.all(Array.from({ length: WORKERS }, (_, w) => worker(w)));
+    // A reset means the instance died: say why, from its own stderr, instead of a bare ECONNRESET.
+    const workers = Promise.all(Array.from({ length: WORKERS }, (_, w) => worker(w))).catch((error) => {
+      fs.writeFileSync('/tmp/lost-stderr.log', instance!.process.stderr);
+      throw new Error(`${error}\ninstance alive: ${instance!.process.alive}\ninstance stderr: ${instance!.process.stderr.slice(-3000)}`);
+    });
     let terminated = 0;
     for (let round = 0; round < 6; round++) {
       await new Promise((r) => setTimeout(r, 400));
