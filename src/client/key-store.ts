@@ -3,8 +3,19 @@
 // would mint a second key and execute the write twice.
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+
+// better-sqlite3 is a native module: it is loaded when the first SqliteKeyStore is made, not
+// when gatehouse/client is imported, so a caller that keeps its keys elsewhere never loads it.
+// It is CommonJS, so a synchronous require keeps the constructor synchronous.
+const require = createRequire(import.meta.url);
+let sqlite: typeof Database | undefined;
+function openDatabase(path: string): Database.Database {
+  sqlite ??= require('better-sqlite3') as typeof Database;
+  return new sqlite(path);
+}
 
 export interface KeyStore {
   /** The intent's key, created and made durable first when the intent is new. */
@@ -33,7 +44,7 @@ export class SqliteKeyStore implements KeyStore {
   constructor(path: string) {
     this.path = path;
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    this.#db = new Database(path);
+    this.#db = openDatabase(path);
     this.#db.pragma('journal_mode = WAL');
     this.#db.pragma('synchronous = FULL');
     this.#db.pragma('busy_timeout = 5000');

@@ -71,12 +71,16 @@ export type { ParallelSettings };
  */
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 64 };
 
-/** A worker running the slice worker, under tsx when these sources run as TypeScript. */
+/**
+ * A worker running the slice worker: the built sqlite-slice-worker.js next to this file in
+ * dist/ (the CLI and the package), or the TypeScript source under tsx when the tests import
+ * src/ directly (tsx is a dev dependency, resolved only on that path).
+ */
 function startWorker(file: string): Worker {
   const self = import.meta.url;
   if (self.endsWith('.ts')) {
-    // A worker does not inherit the tsx hooks the CLI registered (nor does execArgv --import
-    // apply to a .ts entry on Node 20): register them in the worker before importing the entry.
+    // A worker does not inherit the tsx hooks the test runner registered (nor does execArgv
+    // --import apply to a .ts entry on Node 20): register them in the worker before the entry.
     const api = import.meta.resolve('tsx/esm/api');
     const entry = new URL('./sqlite-slice-worker.ts', self).href;
     return new Worker(`import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`, {
@@ -157,7 +161,7 @@ export async function verifySlices(options: {
     try {
       worker = startWorker(file);
     } catch {
-      // No worker (tsx not resolvable, thread limits): the reference path does it all.
+      // No worker (thread limits; from src/, tsx not resolvable): the reference path does it all.
       await Promise.all(workers.map((x) => x.terminate()));
       return { done: false, after: null };
     }

@@ -1,8 +1,11 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { assertBuilt } from './built.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+// The bin runs dist/: refuse to test a build older than the sources.
+assertBuilt();
 export const BIN = path.join(ROOT, 'bin/gatehouse.js');
 
 export interface CliResult {

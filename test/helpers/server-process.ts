@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { assertBuilt } from './built.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BIN = path.join(ROOT, 'bin/gatehouse.js');
@@ -51,6 +52,7 @@ export class ManagedProcess {
   #waiters: Array<() => void> = [];
 
   constructor(name: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}) {
+    if (args[0] === BIN) assertBuilt(); // the bin runs dist/: never test a build older than the sources
     this.name = name;
     this.child = spawn(process.execPath, args, {
       cwd: options.cwd ?? ROOT,

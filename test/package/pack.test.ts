@@ -1,0 +1,175 @@
+// The package as a user gets it: `npm pack`, the tarball installed into a fresh plain-JavaScript
+// project, and from there, with no TypeScript loader anywhere, `gatehouse/client` imported and
+// used against a running server, its types resolved by tsc, and the installed bin's --help,
+// init, principals add, serve and verify run on a data dir.
+import test from 'ava';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { assertBuilt } from '../helpers/built.js';
+import { ManagedProcess, ROOT, tempDir } from '../helpers/server-process.js';
+
+const run = promisify(execFile);
+
+/**
+ * The environment of every child here: no NODE_OPTIONS (so no loader can slip in), and none of the
+ * npm_* variables an enclosing `npm test` exports (they describe this repository, not the fresh
+ * project), except where npm keeps its cache and which registry it asks.
+ */
+function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    const lower = name.toLowerCase();
+    if (name === 'NODE_OPTIONS' || name === 'INIT_CWD') continue;
+    if (lower.startsWith('npm_') && !['npm_config_cache', 'npm_config_registry', 'npm_config_userconfig'].includes(lower)) continue;
+    env[name] = value;
+  }
+  return { ...env, GATEHOUSE_LOG_LEVEL: 'silent', ...extra };
+}
+
+/**
+ * better-sqlite3 compiles its native addon from source when no prebuilt binary can be downloaded
+ * (about two minutes of CPU here). Its installer (prebuild-install) first looks for a local
+ * prebuild: hand it the addon this repository already built, for the same version, Node ABI and
+ * platform, so the install runs its real script without the compile. Null when there is none.
+ */
+async function localPrebuilds(dir: string): Promise<string | null> {
+  const pkgDir = path.join(ROOT, 'node_modules', 'better-sqlite3');
+  if (!existsSync(path.join(pkgDir, 'build', 'Release', 'better_sqlite3.node'))) return null;
+  const { version } = JSON.parse(readFileSync(path.join(pkgDir, 'package.json'), 'utf8')) as { version: string };
+  mkdirSync(dir, { recursive: true });
+  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+  await run('tar', ['-czf', path.join(dir, name), '-C', pkgDir, 'build/Release/better_sqlite3.node']);
+  return dir;
+}
+
+// What a user writes: plain ESM JavaScript, run by plain `node`.
+const CONSUMER = `
+import { createRequire } from 'node:module';
+import { GatehouseClient, Executor, MemoryKeyStore, SqliteKeyStore } from 'gatehouse/client';
+
+// better-sqlite3 as far as this process has loaded it: its JavaScript (the CommonJS module cache,
+// which an ESM import of it fills too) and its native addon (the process report's shared objects).
+const nativeSqlite = () => [
+  ...Object.keys(createRequire(import.meta.url).cache).filter((f) => f.endsWith('/better-sqlite3/lib/index.js')),
+  ...process.report.getReport().sharedObjects.filter((f) => f.endsWith('/better_sqlite3.node')),
+];
+
+const [baseUrl, apiKey, keyFile] = process.argv.slice(2);
+const client = new GatehouseClient({ baseUrl, apiKey });
+const executor = new Executor({ client, keyStore: new MemoryKeyStore(), pinnedKeys: await client.keys() });
+const spec = { method: 'POST', route: '/v1/tickets', command: { title: 'Disk full on db-3' } };
+let writes = 0;
+const write = async () => {
+  writes++;
+  return { ok: true, response: { status: 201, body: { id: 'T-1' } }, provider_ref: 'T-1' };
+};
+const first = await executor.execute('task-1:create-ticket', spec, write);
+const again = await executor.execute('task-1:create-ticket', spec, write);
+const nativeBefore = nativeSqlite();
+const store = new SqliteKeyStore(keyFile);
+const key = await store.keyFor('task-2:create-ticket');
+store.close();
+console.log(JSON.stringify({
+  resolved: import.meta.resolve('gatehouse/client'),
+  first: { kind: first.kind, outcome: first.outcome, response: first.response },
+  again: { kind: again.kind, response: again.response },
+  writes,
+  nativeBefore,
+  nativeAfter: nativeSqlite(),
+  key,
+}));
+`;
+
+// The same calls, type-checked against the declarations the package ships.
+const CONSUMER_TS = `
+import { GatehouseClient, Executor, MemoryKeyStore, type ExecuteResult } from 'gatehouse/client';
+
+const client = new GatehouseClient({ baseUrl: 'http://127.0.0.1:8080', apiKey: 'gh_x' });
+const executor = new Executor({ client, keyStore: new MemoryKeyStore() });
+const result: ExecuteResult = await executor.execute('i', { method: 'POST', route: '/r', command: {} }, async () => ({
+  ok: true,
+  response: { status: 201 },
+}));
+const kind: 'created' | 'replayed' | 'reused' | 'in_progress' | 'approval_required' | 'denied' | 'conflict' | 'unknown' = result.kind;
+// @ts-expect-error the declarations are real types, not any
+const wrong: number = result.kind;
+export { kind, wrong };
+`;
+
+test('the packed package installs into a plain JavaScript project: client, types and CLI work from dist/', async (t) => {
+  t.timeout(600_000); // npm pack + npm install of every dependency on a loaded machine
+  assertBuilt(); // npm test builds first; the pack below takes dist/ as it is
+  const { dir, cleanup } = tempDir('gatehouse-pack-');
+  t.teardown(cleanup);
+
+  // --ignore-scripts: `prepare` would rebuild dist/ under the test files running beside this one.
+  const packed = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: ROOT, env: cleanEnv(), maxBuffer: 16 << 20 });
+  const [{ filename, files }] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  const shipped = files.map((f) => f.path);
+  t.true(shipped.includes('dist/src/client/index.js') && shipped.includes('dist/src/client/index.d.ts'), 'the client is shipped as JS with declarations');
+  t.true(shipped.includes('dist/cli/main.js') && shipped.includes('dist/schema/openapi.json'));
+  t.deepEqual(shipped.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')), [], 'no TypeScript sources are shipped');
+
+  const app = path.join(dir, 'app');
+  mkdirSync(app);
+  writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  const prebuilds = await localPrebuilds(path.join(dir, 'prebuilds'));
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', path.join(dir, filename)], {
+    cwd: app,
+    env: cleanEnv(prebuilds ? { npm_config_better_sqlite3_local_prebuilds: prebuilds } : {}),
+    maxBuffer: 16 << 20,
+  });
+  const installed = JSON.parse(readFileSync(path.join(app, 'node_modules', 'gatehouse', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  t.false('tsx' in installed.dependencies, 'tsx is a dev dependency only');
+  t.false(existsSync(path.join(app, 'node_modules', 'tsx')), 'installing the package does not install tsx');
+
+  // The installed bin (node_modules/.bin/gatehouse, run through its shebang).
+  const bin = path.join(app, 'node_modules', '.bin', 'gatehouse');
+  const gatehouse = (args: string[]) => run(bin, args, { cwd: app, env: cleanEnv() });
+  const help = await gatehouse(['--help']);
+  t.regex(help.stdout, /gatehouse verify/);
+
+  const dataDir = path.join(app, 'data');
+  const init = await gatehouse(['init', '--data-dir', dataDir]);
+  t.regex(init.stdout, /admin key: gh_/);
+  const added = await gatehouse(['principals', 'add', '--data-dir', dataDir, '--account', 'acme', '--role', 'gateway']);
+  const gatewayKey = added.stdout.match(/key: (gh_[A-Za-z0-9_-]+)/)?.[1];
+  t.truthy(gatewayKey, added.stdout);
+
+  const server = new ManagedProcess('installed gatehouse serve', [bin, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0'], { cwd: app, env: cleanEnv() });
+  t.teardown(() => server.stop());
+  const [, url] = await server.waitFor(/gatehouse listening on (http:\/\/\S+)/, 60_000);
+
+  writeFileSync(path.join(app, 'consumer.mjs'), CONSUMER);
+  const consumer = await run(process.execPath, ['consumer.mjs', url!, gatewayKey!, path.join(app, 'state', 'keys.db')], { cwd: app, env: cleanEnv() });
+  const out = JSON.parse(consumer.stdout) as {
+    resolved: string; first: { kind: string; outcome: string; response: unknown }; again: { kind: string; response: unknown };
+    writes: number; nativeBefore: string[]; nativeAfter: string[]; key: string;
+  };
+  t.true(out.resolved.endsWith('/node_modules/gatehouse/dist/src/client/index.js'), out.resolved);
+  t.deepEqual(out.first, { kind: 'created', outcome: 'succeeded', response: { status: 201, body: { id: 'T-1' } } });
+  t.deepEqual(out.again, { kind: 'replayed', response: { status: 201, body: { id: 'T-1' } } });
+  t.is(out.writes, 1, 'the retry was answered from the ledger, not written again');
+  t.deepEqual(out.nativeBefore, [], 'importing and using gatehouse/client loads no native module');
+  t.is(out.nativeAfter.length, 2, 'the SQLite key store loads better-sqlite3 and its addon when it is made');
+  t.regex(out.key, /^ik_/);
+
+  // The declarations resolve through exports' `types` condition for a NodeNext TypeScript user.
+  writeFileSync(path.join(app, 'consumer.ts'), CONSUMER_TS);
+  writeFileSync(path.join(app, 'tsconfig.json'), JSON.stringify({
+    compilerOptions: {
+      target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true,
+      types: ['node'], typeRoots: [path.join(ROOT, 'node_modules', '@types')],
+    },
+    files: ['consumer.ts'],
+  }));
+  const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  const typecheck = await run(process.execPath, [tsc, '-p', app], { cwd: app, env: cleanEnv() }).catch((e: { stdout: string; code: number }) => e);
+  t.is(typecheck.stdout, '', 'a TypeScript user of gatehouse/client typechecks against the shipped declarations');
+
+  await server.stop();
+  const verified = await gatehouse(['verify', '--db', path.join(dataDir, 'gatehouse.db')]);
+  t.regex(verified.stdout, /account acme: intact \(\d+ events/);
+});
