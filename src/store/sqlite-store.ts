@@ -3,7 +3,8 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../schema/database.js';
-import type { CommitObserver, Db, Store } from './store.js';
+import { WalSync } from './wal-sync.js';
+import { StoreUnavailableError, type CommitObserver, type Db, type Store } from './store.js';
 
 const MAX_BATCH = 256;
 /** Distinct SQL texts kept prepared; `in (…)` lists of varying length make new texts, so the cache is bounded. */
@@ -16,10 +17,11 @@ interface Unit {
 }
 
 /**
- * SQLite in WAL mode with synchronous=FULL: a commit returns only once the WAL
- * is on disk. Concurrent units are group-committed: one BEGIN IMMEDIATE … COMMIT
- * (one fsync) carries a batch, each unit inside its own SAVEPOINT so a failing
- * unit rolls back alone, and no unit is acknowledged before its batch's COMMIT.
+ * SQLite in WAL mode. Concurrent units are group-committed: one BEGIN IMMEDIATE … COMMIT carries
+ * a batch, each unit inside its own SAVEPOINT so a failing unit rolls back alone. No unit is
+ * acknowledged before its batch is on disk: the WAL is fdatasync'ed after COMMIT, as
+ * synchronous=FULL would, but on libuv's thread pool instead of the event loop (WalSync), so the
+ * next batch runs while this one's fsync is in flight.
  */
 export class SqliteStore implements Store {
   readonly dialect = 'sqlite' as const;
@@ -30,6 +32,9 @@ export class SqliteStore implements Store {
   /** Transaction control, prepared once: a batch runs two of these per unit. */
   private readonly control: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo', BetterSqlite3.Statement>;
   private draining = false;
+  private readonly walSync: WalSync;
+  /** Batches committed whose WAL sync has not returned yet (close waits for them). */
+  private readonly syncing = new Set<Promise<void>>();
   onCommit: CommitObserver | null = null;
 
   constructor(file: string, options: { readonly?: boolean } = {}) {
@@ -38,8 +43,10 @@ export class SqliteStore implements Store {
     this.raw.pragma('busy_timeout = 5000');
     if (!options.readonly) {
       this.raw.pragma('journal_mode = WAL');
-      this.raw.pragma('synchronous = FULL');
+      // NORMAL: SQLite syncs at checkpoints only; every commit's durability is WalSync's job.
+      this.raw.pragma('synchronous = NORMAL');
     }
+    this.walSync = new WalSync(`${path.resolve(file)}-wal`);
     this.control = {
       begin: this.raw.prepare('BEGIN IMMEDIATE'),
       commit: this.raw.prepare('COMMIT'),
@@ -76,7 +83,8 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
-    while (this.draining || this.queue.length > 0) await new Promise((r) => setTimeout(r, 5));
+    while (this.draining || this.queue.length > 0 || this.syncing.size > 0) await new Promise((r) => setTimeout(r, 5));
+    this.walSync.close();
     await this.db.destroy();
   }
 
@@ -121,15 +129,26 @@ export class SqliteStore implements Store {
         settled.push({ unit, ok: false, value: error });
       }
     }
+    const began = performance.now();
     try {
-      const began = performance.now();
       this.control.commit.run();
-      this.onCommit?.(batch.length, (performance.now() - began) / 1000);
     } catch (error) {
       if (this.raw.inTransaction) this.control.rollback.run();
       for (const { unit } of settled) unit.reject(error);
       return;
     }
-    for (const { unit, ok, value } of settled) (ok ? unit.resolve : unit.reject)(value);
+    // Acknowledged once on disk; the event loop goes on with the next batch meanwhile.
+    const durable = this.walSync.request().then(
+      () => {
+        this.onCommit?.(batch.length, (performance.now() - began) / 1000);
+        for (const { unit, ok, value } of settled) (ok ? unit.resolve : unit.reject)(value);
+      },
+      (error: unknown) => {
+        // Committed, but whether it reached the disk is unknown: nobody is told it succeeded.
+        const lost = new StoreUnavailableError(error);
+        for (const { unit } of settled) unit.reject(lost);
+      },
+    ).finally(() => this.syncing.delete(durable));
+    this.syncing.add(durable);
   }
 }
