@@ -77,9 +77,11 @@ export async function startProxy(options: ProxyOptions, listen: { host: string; 
 function readBody(req: IncomingMessage, res: ServerResponse, maxBytes: number): Promise<Buffer | null> {
   return new Promise((resolve, reject) => {
     const refuse = () => {
-      sendError(res, new ProxyError('payload_too_large', `the request body exceeds ${maxBytes} bytes; send a smaller body`), { connection: 'close' });
+      sendError(res, new ProxyError('payload_too_large', `the request body exceeds ${maxBytes} bytes; send a smaller body`));
       req.removeAllListeners('data');
-      req.resume(); // read and drop the rest: destroying the request would reset the connection before the 413 is read
+      // Read and drop the rest: closing or destroying the connection now would reset it under a
+      // client still sending, before it read the 413.
+      req.resume();
       resolve(null);
     };
     const declared = Number(req.headers['content-length'] ?? NaN);
