@@ -2,7 +2,7 @@
 import type { ServerResponse } from 'node:http';
 
 /**
- * Codes the proxy answers itself (docs/errors.md lists them with their meaning). Gatehouse's own
+ * Codes the proxy answers itself (docs/proxy.md lists them with their meaning). Gatehouse's own
  * 4xx errors (invalid_json, fingerprint_mismatch, scope_busy, …) pass through unchanged.
  */
 export type ProxyErrorCode =
@@ -20,7 +20,7 @@ export type ProxyErrorCode =
   | 'grant_invalid'
   | 'internal';
 
-const STATUS: Record<ProxyErrorCode, number> = {
+export const PROXY_ERROR_STATUS: Record<ProxyErrorCode, number> = {
   idempotency_key_required: 400,
   unsupported_media_type: 415,
   payload_too_large: 413,
@@ -49,7 +49,7 @@ export class ProxyError extends Error {
 
   constructor(readonly code: ProxyErrorCode | PassedOnCode, message: string, options: ErrorOptions = {}) {
     super(message);
-    this.status = options.status ?? STATUS[code as ProxyErrorCode] ?? 500;
+    this.status = options.status ?? PROXY_ERROR_STATUS[code as ProxyErrorCode] ?? 500;
     this.headers = options.headers ?? {};
     this.extra = options.extra ?? {};
   }

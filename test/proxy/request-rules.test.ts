@@ -1,10 +1,11 @@
 // The proxy's pure rules: which requests are gated, and what a gated request claims.
 import test from 'ava';
+import { readFileSync } from 'node:fs';
 import { canonicalize } from '../../src/core/jcs.js';
 import { claimTarget, queryObject } from '../../src/proxy/command.js';
 import { parseRoutes, RoutesFileError, defaultGate } from '../../src/proxy/routes-file.js';
 import { parseDuration } from '../../src/proxy/options.js';
-import { ProxyError } from '../../src/proxy/errors.js';
+import { PROXY_ERROR_STATUS, ProxyError } from '../../src/proxy/errors.js';
 
 const json = (v: unknown) => Buffer.from(JSON.stringify(v));
 
@@ -83,4 +84,14 @@ test('durations: 30s, 500ms, 2m, plain seconds', (t) => {
   t.is(parseDuration('5'), 5_000);
   t.throws(() => parseDuration('soon'));
   t.throws(() => parseDuration('0s'));
+});
+
+test('every code the proxy answers itself has a row with its status in docs/proxy.md, and every row is one of them', (t) => {
+  const doc = readFileSync(new URL('../../docs/proxy.md', import.meta.url), 'utf8');
+  const section = doc.split(/^## Error codes\s*$/m)[1] ?? '';
+  const documented = new Set([...section.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map((m) => `${m[1]} ${m[2]}`));
+  const answered = new Set(Object.entries(PROXY_ERROR_STATUS).map(([code, status]) => `${code} ${status}`));
+  answered.add('upstream_unknown 504'); // the timeout's status
+  t.deepEqual([...answered].filter((e) => !documented.has(e)), []);
+  t.deepEqual([...documented].filter((e) => !answered.has(e)), []);
 });
