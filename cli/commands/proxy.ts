@@ -20,7 +20,7 @@ interface ProxyArgs {
 }
 
 /**
- * `gatehouse proxy` (contract §12): Gatehouse in front of any HTTP API. Agents point at the
+ * `gatehouse proxy` (docs/proxy.md): Gatehouse in front of any HTTP API. Agents point at the
  * proxy instead of the API and add one header, `Idempotency-Key`; every gated write is claimed,
  * forwarded at most once, recorded, and replayed to retries. See docs/proxy.md.
  */

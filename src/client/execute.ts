@@ -104,7 +104,7 @@ export class Executor {
     switch (op.state) {
       case 'awaiting_approval':
       case 'approved':
-      case 'canceled': // the write was never made: a claim with the same key takes a new lease (contract §4)
+      case 'canceled': // the write was never made: a claim with the same key takes a new lease (docs/retry-contract.md)
         return { reclaim: true }; // re-claiming is idempotent and answers with the approval or the lease
       default:
         return { done: await this.#settle(key, op, options) };

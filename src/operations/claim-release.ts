@@ -8,7 +8,7 @@ import { mayLeaseAgain } from './states.js';
 import type { ClaimResult, ClaimScope } from './claim-types.js';
 
 /**
- * A retry of a `canceled` operation with the same key and fingerprint (contract §4): the write
+ * A retry of a `canceled` operation with the same key and fingerprint (docs/retry-contract.md): the write
  * was never made, so the key is not burnt. The operation takes a new lease (`leased`), exactly
  * as a new key would have; the reports of the old lease are forgotten, since they described a
  * lease that no longer exists and the old token was fenced off when the operation ended.

@@ -28,7 +28,7 @@ export function leaseTokenMatches(presented: string, storedHash: string | null):
 }
 
 /**
- * How long a retry of an operation in progress should wait before asking again (contract §4).
+ * How long a retry of an operation in progress should wait before asking again (docs/retry-contract.md).
  * Most writes finish in milliseconds: the lease length (60 s by default) would make a client
  * that obeys the header wait a minute for nothing. Asking again costs one cheap claim.
  */

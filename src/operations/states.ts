@@ -27,7 +27,7 @@ export function isLeased(state: string): boolean {
 
 /**
  * The one way out of a terminal state: a claim with the same key and fingerprint on a `canceled`
- * operation leases it again (contract §4), because the write was never made. No report can do
+ * operation leases it again (docs/retry-contract.md), because the write was never made. No report can do
  * this, and no other terminal state allows it.
  */
 const LEASABLE_AGAIN: readonly OperationState[] = ['canceled'];

@@ -1,4 +1,4 @@
-// Claim results → HTTP answers to the caller (contract §12's mapping). Every gated answer names
+// Claim results → HTTP answers to the caller (docs/proxy.md). Every gated answer names
 // its operation and outcome in `Gatehouse-Operation` and `Gatehouse-Outcome` headers.
 import type { ServerResponse } from 'node:http';
 import type { ExecuteResult, GatehouseClient } from '../client/index.js';

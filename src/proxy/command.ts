@@ -1,6 +1,6 @@
-// A gated request → what the proxy claims: method, route and command (contract §12).
+// A gated request → what the proxy claims: method, route and command (docs/proxy.md).
 //
-// The query-string rule (docs/proxy.md): the route never carries a query (contract §3), so the
+// The query-string rule (docs/proxy.md): the route never carries a query (docs/formats.md), so the
 // query goes into the command, and is never dropped.
 //   - no query string (or an empty one): the command is the JSON body, or null without a body;
 //   - a query string: the command is {"body": <the JSON body or null>, "query": {name: [values…]}},

@@ -1,4 +1,4 @@
-// One gated request, start to end (contract §12): claim with the caller's key, forward once
+// One gated request, start to end (docs/proxy.md): claim with the caller's key, forward once
 // under the lease, report what happened, answer with the upstream's answer or the claim's outcome.
 // The retry contract itself (claims, grants, heartbeats, reports, never guessing) is the client
 // library's Executor; this module supplies the upstream write and maps results to HTTP.
@@ -38,7 +38,7 @@ export async function handleGated(deps: GatedDeps, req: IncomingMessage, res: Se
   const target = claimTarget(path, rawQuery, body, first(req.headers, 'content-type'));
   const agentRunId = first(req.headers, 'agent-run-id');
 
-  // A client that left before its work started does not get it run (contract §2).
+  // A client that left before its work started does not get it run (docs/http-api.md).
   if (req.destroyed && !req.complete) return;
 
   let upstreamAnswer: UpstreamResponse | undefined;

@@ -1,4 +1,4 @@
-// Which requests the proxy gates (contract §12): every POST, PUT, PATCH and DELETE by default;
+// Which requests the proxy gates (docs/proxy.md): every POST, PUT, PATCH and DELETE by default;
 // a routes file `{"routes": [{"method", "route", "gated"}]}` changes that, first match wins,
 // with the policies file's pattern rules (`*` matches exactly one segment).
 import { readFileSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { compilePattern, PatternError, patternMatches, type RoutePattern } from 
 const GATED_BY_DEFAULT = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export interface RouteGate {
-  /** `path` is the request path without its query; `validRoute` says whether it passes the §3 route rules. */
+  /** `path` is the request path without its query; `validRoute` says whether it passes the route rules of docs/formats.md. */
   isGated(method: string, path: string, validRoute: boolean): boolean;
 }
 

@@ -172,7 +172,7 @@ export class FakeGatehouse {
       case 'unknown':
         return [409, { outcome: 'unknown', execute: false, operation: pub }];
       case 'canceled': {
-        // Contract §4: the write was never made, so the same key takes a new lease.
+        // docs/retry-contract.md: the write was never made, so the same key takes a new lease.
         op.state = 'running';
         op.response = undefined;
         const lease = this.#lease(op, Number(body.lease_seconds ?? 60));

@@ -1,4 +1,4 @@
-// Contract §4: a claim with the same key and fingerprint on a `canceled` operation takes a new
+// docs/retry-contract.md: a claim with the same key and fingerprint on a `canceled` operation takes a new
 // lease (201 created, recorded as `leased`): a failure before the write must not burn the key.
 // And `Retry-After` on in_progress is a short hint, never the lease length.
 import test from 'ava';

@@ -1,5 +1,5 @@
 // The retry drills through `gatehouse proxy`, every part a real process: the test upstream,
-// `gatehouse serve` on SQLite, and the proxy (contract §12).
+// `gatehouse serve` on SQLite, and the proxy (docs/proxy.md).
 import test from 'ava';
 import http from 'node:http';
 import path from 'node:path';

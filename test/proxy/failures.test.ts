@@ -1,4 +1,4 @@
-// Failures around the write, through `gatehouse proxy` (contract §12), every part a real process:
+// Failures around the write, through `gatehouse proxy` (docs/proxy.md), every part a real process:
 // an upstream that refuses connections, dies, resets, errs or hangs; a proxy killed with kill -9
 // between forwarding and reporting; Gatehouse stopped. A retry never sends a write twice.
 import test from 'ava';
@@ -30,7 +30,7 @@ test.serial('connection refused: canceled, 502 upstream_unavailable, and the sam
   t.is(refused.status, 502);
   t.is(refused.body.error.code, 'upstream_unavailable');
   t.is(await stateOf(key), 'canceled', 'nothing was sent: reported as not made');
-  // The caller retries with the same key through a proxy that reaches the upstream (contract §4: a new lease).
+  // The caller retries with the same key through a proxy that reaches the upstream (docs/retry-contract.md: a new lease).
   const retried = await call(env.proxy.url, 'POST', '/tickets', { key, body: { title: 'later' } });
   t.is(retried.status, 201, retried.text);
   t.is(retried.headers.get('gatehouse-outcome'), 'created');
