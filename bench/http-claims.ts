@@ -313,7 +313,7 @@ async function cycleLoad(server: BenchServer, keys: string[], workers: number, s
   return { per_sec: round((done * 1000) / (performance.now() - started), 1), workers, failures };
 }
 
-async function fullCycle(url: string, key: string, idem: string, body: string): Promise<void> {
+export async function fullCycle(url: string, key: string, idem: string, body: string): Promise<void> {
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
   const claim = await fetch(`${url}/v1/operations`, { method: 'POST', headers: { ...headers, 'idempotency-key': idem }, body });
   const claimed = (await claim.json()) as { execute?: boolean; operation?: { id: string }; lease?: { token: string } };
@@ -329,7 +329,7 @@ async function fullCycle(url: string, key: string, idem: string, body: string): 
   }
 }
 
-interface LoadOptions {
+export interface LoadOptions {
   url: string;
   connections: number;
   seconds: number;
@@ -340,7 +340,7 @@ interface LoadOptions {
   setupRequest?: (req: autocannon.Request) => autocannon.Request;
 }
 
-async function load(options: LoadOptions): Promise<Rate> {
+export async function load(options: LoadOptions): Promise<Rate> {
   const request: autocannon.Request = { method: options.method, path: options.path, headers: options.headers, body: options.body };
   if (options.setupRequest) request.setupRequest = options.setupRequest as (req: autocannon.Request, context: object) => autocannon.Request;
   const result = await autocannon({ url: options.url, connections: options.connections, duration: options.seconds, requests: [request] });
@@ -392,12 +392,12 @@ export interface BenchServer {
   pid: number;
 }
 
-interface Child extends BenchServer {
+export interface Child extends BenchServer {
   process: ChildProcess;
   stop(): Promise<void>;
 }
 
-function startChild(name: string, args: string[], listening: RegExp, env: NodeJS.ProcessEnv = {}): Promise<Child> {
+export function startChild(name: string, args: string[], listening: RegExp, env: NodeJS.ProcessEnv = {}): Promise<Child> {
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, GATEHOUSE_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';

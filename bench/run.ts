@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { benchHttpClaims, gatewayKeys, withGatehouse, type HttpClaimsResult } from './http-claims.js';
+import { proxyMarkdown, type ProxyBenchResult } from './proxy.js';
 
 const BENCH = path.dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, only: { type: 'string', multiple: true } } });
@@ -29,6 +30,10 @@ const MODULES: Array<{ name: string; run?: Runner }> = [
       const fn = mod.benchClientOverhead as (o: { baseUrl: string; gatewayKey: string; durationSeconds: number }) => Promise<unknown>;
       return fn({ baseUrl: server!.url, gatewayKey: gatewayKey!, durationSeconds: seconds });
     }),
+  },
+  {
+    name: 'proxy',
+    run: async (mod) => (mod.benchProxy as (o: { seconds: number; log: typeof log }) => Promise<unknown>)({ seconds, log }),
   },
   { name: 'append' },
   { name: 'claim-path' },
@@ -97,8 +102,10 @@ function markdown(r: typeof report): string {
   ];
   const http = r.results['http-claims'] as HttpClaimsResult | { error: string } | undefined;
   if (http && !('error' in http)) lines.push(...httpTable(http), '');
+  const proxy = r.results.proxy as ProxyBenchResult | { error: string } | undefined;
+  if (proxy && !('error' in proxy)) lines.push(...proxyMarkdown(proxy), '');
   for (const [name, value] of Object.entries(r.results)) {
-    if (name === 'http-claims' && !(value as { error?: string }).error) continue;
+    if ((name === 'http-claims' || name === 'proxy') && !(value as { error?: string }).error) continue;
     lines.push(`### ${name}`, '', '| metric | value |', '|---|---|');
     for (const [key, leaf] of flatten(value)) lines.push(`| ${key} | ${leaf} |`);
     lines.push('');

@@ -1,6 +1,11 @@
 // An example gateway: agents POST their writes here instead of to the API; the gateway makes each
 // one safe to retry through Gatehouse (claim, approval, lease, reports) and forwards it once.
 //
+// For a real deployment use `gatehouse proxy` (docs/proxy.md): the same idea as a product verb,
+// with gated routes, the query-string rule, streaming, limits and its own drills. This file stays
+// as a short example of a gateway written with gatehouse/client, and for its intent mode
+// (`X-Gatehouse-Intent`), which the proxy does not have: there the agent keeps its own key.
+//
 //   node --import=tsx examples/gateway.ts --port 9200 \
 //     --gatehouse http://127.0.0.1:8080 --api-key gh_… --upstream http://127.0.0.1:9100 \
 //     --keys pinned-keys.json --key-store ./gateway-keys.db

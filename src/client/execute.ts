@@ -4,7 +4,8 @@
 //    same intent always gets the same key. A new intent (a person asking on purpose for a second,
 //    separate write) gets a new key.
 // 2. Claim. On a timeout or a dropped connection, ask for the status by key; retry only with the
-//    same key; never mint a new one.
+//    same key; never mint a new one. An operation canceled before its write (by us or another
+//    holder) is claimed again with the same key: the server gives it a new lease.
 // 3. On `created` or `approved` (grant verified against pinned keys), run the write while
 //    heartbeating, reporting `sent` before, `accepted` (provider_ref) and `completed` after.
 // 4. Stop on a fingerprint conflict. A known business failure is completed as `failed` and is
@@ -103,6 +104,7 @@ export class Executor {
     switch (op.state) {
       case 'awaiting_approval':
       case 'approved':
+      case 'canceled': // the write was never made: a claim with the same key takes a new lease (docs/retry-contract.md)
         return { reclaim: true }; // re-claiming is idempotent and answers with the approval or the lease
       default:
         return { done: await this.#settle(key, op, options) };
@@ -152,8 +154,12 @@ export class Executor {
       }
       case 'denied':
         return { done: { kind: 'denied', idempotencyKey: key, operation } };
-      case 'in_progress':
-        return { done: await this.#settle(key, operation, options, claim.retryAfterSeconds) };
+      case 'in_progress': {
+        const settled = await this.#settle(key, operation, options, claim.retryAfterSeconds);
+        // The holder gave up before the write (canceled): the key is not burnt, claim it again.
+        if (settled.kind === 'replayed' && settled.state === 'canceled') return { reclaim: true };
+        return { done: settled };
+      }
       case 'unknown':
         return { done: { kind: 'unknown', idempotencyKey: key, operation } };
       case 'replayed':

@@ -64,7 +64,10 @@ interface ClaimBase {
   /** HTTP status of the answer. */
   status: number;
   operation: Operation;
-  /** Seconds from the `Retry-After` header, when the server sent one. */
+  /**
+   * Seconds from the `Retry-After` header, when the server sent one. On `in_progress` it is a
+   * short hint (1 s by default, never past the lease's end): ask again then, not at the lease end.
+   */
   retryAfterSeconds?: number;
 }
 

@@ -48,3 +48,8 @@ export function defaultDataDir(db: string | undefined): string {
   const beside = db === undefined ? null : path.dirname(path.resolve(db));
   return beside !== null && keyFilesExist(beside) ? beside : 'data';
 }
+
+/** What `gatehouse proxy` reads from the environment: the key (so it need not sit in a process list) and the log level. */
+export function readProxyEnv(env: NodeJS.ProcessEnv = process.env): { apiKey: string | null; logLevel: string } {
+  return { apiKey: env.GATEHOUSE_API_KEY ?? null, logLevel: env.GATEHOUSE_LOG_LEVEL ?? 'info' };
+}

@@ -5,6 +5,7 @@ import { operationJson, type OperationRow } from './operation-json.js';
 import { expireIfDue } from './operation-rows.js';
 import { askerOf, type ClaimResult, type ClaimScope } from './claim-types.js';
 import { answerAwaitingApproval } from './claim-approval.js';
+import { leaseCanceled } from './claim-release.js';
 
 /**
  * The key was claimed before (docs/retry-contract.md, the claim outcome table): decide from the locked row.
@@ -38,9 +39,10 @@ export async function answerExisting(scope: ClaimScope, locked: OperationRow): P
           retryAfterSeconds: retryAfterSeconds(row.lease_expires_at, nowMs),
         },
       };
+    case 'canceled':
+      return leaseCanceled(scope, row);
     case 'succeeded':
-    case 'failed':
-    case 'canceled': {
+    case 'failed': {
       await deps.ledger.append(trx, askedEvent(row, 'replayed', asker));
       const operation = await operationJson(trx, deps.ledger, row);
       return { answer: { outcome: 'replayed', execute: false, operation, response: operation.response ?? null } };

@@ -45,7 +45,7 @@ export interface ClaimAnswer {
   response?: StoredResponse | null;
   approval?: ApprovalView;
   grant?: Grant;
-  /** For `in_progress`: whole seconds until the lease runs out. */
+  /** For `in_progress`: a short hint in whole seconds (never past the lease's end), for `Retry-After`. */
   retryAfterSeconds?: number;
 }
 

@@ -27,8 +27,16 @@ export function leaseTokenMatches(presented: string, storedHash: string | null):
   return constantTimeEqual(sha256Hex(presented), storedHash);
 }
 
-/** `Retry-After` for an operation in progress: whole seconds until its lease runs out, at least 1. */
-export function retryAfterSeconds(leaseExpiresAtMs: number | null, nowMs: number): number {
-  if (leaseExpiresAtMs === null) return 1;
-  return Math.max(1, Math.ceil((leaseExpiresAtMs - nowMs) / 1000));
+/**
+ * How long a retry of an operation in progress should wait before asking again (docs/retry-contract.md).
+ * Most writes finish in milliseconds: the lease length (60 s by default) would make a client
+ * that obeys the header wait a minute for nothing. Asking again costs one cheap claim.
+ */
+export const IN_PROGRESS_RETRY_HINT_SECONDS = 1;
+
+/** `Retry-After` for an operation in progress: a short hint in whole seconds, at least 1, never past the lease's end. */
+export function retryAfterSeconds(leaseExpiresAtMs: number | null, nowMs: number, hintSeconds = IN_PROGRESS_RETRY_HINT_SECONDS): number {
+  const hint = Math.max(1, Math.floor(hintSeconds));
+  if (leaseExpiresAtMs === null) return hint;
+  return Math.max(1, Math.min(hint, Math.ceil((leaseExpiresAtMs - nowMs) / 1000)));
 }

@@ -25,6 +25,17 @@ export function isLeased(state: string): boolean {
   return (LEASED_STATES as readonly string[]).includes(state);
 }
 
+/**
+ * The one way out of a terminal state: a claim with the same key and fingerprint on a `canceled`
+ * operation leases it again (docs/retry-contract.md), because the write was never made. No report can do
+ * this, and no other terminal state allows it.
+ */
+const LEASABLE_AGAIN: readonly OperationState[] = ['canceled'];
+
+export function mayLeaseAgain(state: string): boolean {
+  return (LEASABLE_AGAIN as readonly string[]).includes(state);
+}
+
 export function reportAllowed(type: ReportType, state: string): boolean {
   return (ALLOWED_FROM[type] as readonly string[]).includes(state);
 }

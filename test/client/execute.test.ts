@@ -88,8 +88,10 @@ test('a write that throws before sent (by_write mode) is reported canceled', asy
     { message: 'could not build the request' },
   );
   t.deepEqual(fake.reports.map((r) => r.type), ['canceled']);
+  // The write was never made: the same intent (the same key) runs it now, on a new lease.
   const again = await executor.execute('t', spec, ok201);
-  t.like(again, { kind: 'replayed', state: 'canceled', response: null });
+  t.like(again, { kind: 'created', outcome: 'succeeded', response: { status: 201 } });
+  t.deepEqual(fake.reports.map((r) => r.type), ['canceled', 'sent', 'completed']);
 });
 
 test('by_write mode: the write reports sent itself', async (t) => {

@@ -171,6 +171,13 @@ export class FakeGatehouse {
         return [409, { outcome: 'in_progress', execute: false, operation: pub }, { 'retry-after': '1' }];
       case 'unknown':
         return [409, { outcome: 'unknown', execute: false, operation: pub }];
+      case 'canceled': {
+        // docs/retry-contract.md: the write was never made, so the same key takes a new lease.
+        op.state = 'running';
+        op.response = undefined;
+        const lease = this.#lease(op, Number(body.lease_seconds ?? 60));
+        return [201, { outcome: 'created', execute: true, operation: this.#public(op) as unknown as JsonObject, lease }];
+      }
       default:
         return [200, { outcome: 'replayed', execute: false, operation: pub, response: (op.response ?? null) as JsonValue }, { 'idempotent-replayed': 'true' }];
     }

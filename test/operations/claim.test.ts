@@ -1,7 +1,7 @@
 import test from 'ava';
 import { startTestApp } from '../helpers/app.js';
 import { storeKinds } from '../helpers/stores.js';
-import { claim, completedOperation, eventCount, eventTypes, report, ticketClaim } from './claims.js';
+import { claim, completedOperation, eventCount, eventTypes, ticketClaim } from './claims.js';
 
 const OPERATION_FIELDS = [
   'id', 'account_id', 'idempotency_key', 'fingerprint', 'method', 'route', 'state', 'business_key',
@@ -61,8 +61,8 @@ for (const kind of await storeKinds()) {
     t.is(retry.body.outcome, 'in_progress');
     t.false(retry.body.execute);
     t.is(retry.body.operation.id, first.body.operation.id);
-    const after = Number(retry.headers.get('retry-after'));
-    t.true(after >= 119 && after <= 120, `Retry-After ${after}`);
+    // A short hint, not the 120-s lease: a client that obeys it asks again in a second.
+    t.is(retry.headers.get('retry-after'), '1');
     t.deepEqual(await eventTypes(app, 'acme', first.body.operation.id), ['attempted', 'retried']);
   });
 
@@ -79,20 +79,6 @@ for (const kind of await storeKinds()) {
     t.is(other.body.error.state, 'succeeded');
     for (const secret of ['SECRET-TITLE', 'C0FFEE', 'RESPONSE-SECRET', 'priority', operation.fingerprint]) t.false(other.text.includes(secret), secret);
     t.deepEqual(await eventTypes(app, 'acme', operation.id), ['attempted', 'sent', 'completed', 'conflicted']);
-  });
-
-  test(`[${kind}] a canceled operation is replayed with response null`, async (t) => {
-    const app = await startTestApp(t, kind);
-    const gw = await app.keyFor('acme', 'gateway');
-    const created = await claim(app, gw, 'k-cancel', ticketClaim());
-    const canceled = await report(app, gw, created.body.operation.id, { type: 'canceled', lease_token: created.body.lease.token });
-    t.is(canceled.status, 200);
-    t.is(canceled.body.operation.state, 'canceled');
-    const retry = await claim(app, gw, 'k-cancel', ticketClaim());
-    t.is(retry.status, 200);
-    t.is(retry.body.outcome, 'replayed');
-    t.is(retry.body.response, null);
-    t.is(retry.body.operation.response, null);
   });
 
   test(`[${kind}] claims refused with 400, 401, 403 or 413 record nothing and leave the key unused`, async (t) => {

@@ -1,0 +1,68 @@
+// Claim results → HTTP answers to the caller (docs/proxy.md). Every gated answer names
+// its operation and outcome in `Gatehouse-Operation` and `Gatehouse-Outcome` headers.
+import type { ServerResponse } from 'node:http';
+import type { ExecuteResult, GatehouseClient } from '../client/index.js';
+import { endToEnd } from './headers.js';
+import { sendError, sendJson, ProxyError } from './errors.js';
+import { fromStored } from './stored-response.js';
+import type { UpstreamResponse } from './upstream.js';
+
+function labels(result: ExecuteResult): Record<string, string> {
+  const operation = 'operation' in result ? result.operation : undefined;
+  return { 'gatehouse-outcome': result.kind, ...(operation ? { 'gatehouse-operation': operation.id } : {}) };
+}
+
+/** The upstream's own answer to the write this request made: status, end-to-end headers and body as they came. */
+export function sendUpstream(res: ServerResponse, answer: UpstreamResponse, result: ExecuteResult): void {
+  if (res.headersSent || res.destroyed) return;
+  const headers = endToEnd(answer.headers, ['content-length']);
+  res.writeHead(answer.status, { ...headers, ...labels(result), 'content-length': String(answer.body.length) });
+  res.end(answer.body);
+}
+
+export function mapResult(client: GatehouseClient, res: ServerResponse, result: ExecuteResult): void {
+  const h = labels(result);
+  switch (result.kind) {
+    case 'created':
+    case 'replayed':
+    case 'reused': {
+      if (!result.response) {
+        // Finished without a stored answer (e.g. resolved by an admin without one), or reused while still running.
+        const finished = result.operation.state === 'succeeded' || result.operation.state === 'failed';
+        const status = finished ? 200 : 409;
+        return sendJson(res, status, { outcome: result.kind === 'created' ? 'replayed' : result.kind, execute: false, operation: result.operation }, {
+          ...h, ...(finished ? { 'idempotent-replayed': 'true' } : { 'retry-after': '1' }),
+        });
+      }
+      const stored = fromStored(result.response);
+      if (res.headersSent || res.destroyed) return;
+      res.writeHead(stored.status, { ...stored.headers, ...h, 'idempotent-replayed': 'true' });
+      return void res.end(stored.body);
+    }
+    case 'in_progress':
+      return sendJson(res, 409, { outcome: 'in_progress', execute: false, operation: result.operation }, {
+        ...h, 'retry-after': String(result.retryAfterSeconds ?? 1),
+      });
+    case 'approval_required': {
+      const url = client.approvalUrl(result.approvalId);
+      return sendJson(res, 202, { outcome: 'approval_required', execute: false, operation: result.operation, approval: result.approval, approval_url: url }, {
+        ...h, location: url,
+      });
+    }
+    case 'denied':
+      return sendJson(res, 403, { outcome: 'denied', execute: false, operation: result.operation }, h);
+    case 'unknown':
+      return sendJson(res, 409, { outcome: 'unknown', execute: false, operation: result.operation ?? null }, h);
+    case 'conflict': {
+      const status = result.code === 'fingerprint_mismatch' ? 422 : 409;
+      const extra = result.code === 'fingerprint_mismatch'
+        ? { operation_id: result.operationId ?? null, state: result.state ?? null }
+        : { operation_id: result.operationId ?? null };
+      return sendError(res, ProxyError.passedOn(result.code, result.message, status, extra), { 'gatehouse-outcome': result.code });
+    }
+    default: {
+      const never: never = result;
+      throw new Error(`unexpected result ${JSON.stringify(never)}`);
+    }
+  }
+}

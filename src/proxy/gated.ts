@@ -1,0 +1,129 @@
+// One gated request, start to end (docs/proxy.md): claim with the caller's key, forward once
+// under the lease, report what happened, answer with the upstream's answer or the claim's outcome.
+// The retry contract itself (claims, grants, heartbeats, reports, never guessing) is the client
+// library's Executor; this module supplies the upstream write and maps results to HTTP.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  GatehouseError,
+  GatehouseTransportError,
+  GrantVerificationError,
+  type ExecuteResult,
+  type Executor,
+  type WriteFn,
+} from '../client/index.js';
+import { claimTarget } from './command.js';
+import { ProxyError, sendError } from './errors.js';
+import { first } from './headers.js';
+import { mapResult, sendUpstream } from './answer.js';
+import { toStored } from './stored-response.js';
+import { UpstreamUnavailable, UpstreamUnknown, type Upstream, type UpstreamResponse } from './upstream.js';
+
+export interface GatedDeps {
+  executor: Executor;
+  upstream: Upstream;
+  leaseSeconds: number;
+  log: (message: string, fields?: Record<string, unknown>) => void;
+}
+
+export async function handleGated(deps: GatedDeps, req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> {
+  const key = first(req.headers, 'idempotency-key');
+  if (key === undefined) {
+    throw new ProxyError('idempotency_key_required', 'this request changes data: send an Idempotency-Key header (the same one on every retry of it)');
+  }
+  const url = req.url ?? '/';
+  const queryAt = url.indexOf('?');
+  const path = queryAt === -1 ? url : url.slice(0, queryAt);
+  const rawQuery = queryAt === -1 ? '' : url.slice(queryAt + 1);
+  const method = (req.method ?? 'POST').toUpperCase();
+  const target = claimTarget(path, rawQuery, body, first(req.headers, 'content-type'));
+  const agentRunId = first(req.headers, 'agent-run-id');
+
+  // A client that left before its work started does not get it run (docs/http-api.md).
+  if (req.destroyed && !req.complete) return;
+
+  let upstreamAnswer: UpstreamResponse | undefined;
+  const write: WriteFn = async (ctx) => {
+    const call = await deps.upstream.open(method, url, deps.upstream.headersFor(req), body.length);
+    try {
+      await ctx.sent();
+    } catch (error) {
+      call.abandon(); // nothing was written: the Executor reports canceled
+      throw error;
+    }
+    const answer = await call.send(body);
+    upstreamAnswer = answer;
+    // A 5xx may come after the API wrote: not a known failure, never stored as one.
+    if (answer.status >= 500) throw new UpstreamUnknown(`the upstream answered ${answer.status}`, 'server_error', answer);
+    return { ok: answer.status < 400, response: toStored(answer) };
+  };
+
+  let result: ExecuteResult;
+  try {
+    result = await deps.executor.executeWithKey(key, {
+      method, route: target.route, command: target.command, lease_seconds: deps.leaseSeconds,
+      ...(agentRunId === undefined ? {} : { agent_run_id: agentRunId }),
+    }, write, { sentMode: 'by_write', inProgressWaitMs: 0, approvalWaitMs: 0 });
+  } catch (error) {
+    throw translate(error);
+  }
+  if (result.kind === 'created' && upstreamAnswer) return sendUpstream(res, upstreamAnswer, result);
+  if (result.kind === 'unknown' && result.cause !== undefined) return answerUnknownWrite(deps, res, result, upstreamAnswer);
+  mapResult(deps.executor.client, res, result);
+}
+
+/**
+ * The write left for the upstream and the proxy cannot say how it ended in the ledger. With an
+ * upstream answer but no `completed` on record (Gatehouse went away in between), the caller still
+ * gets the upstream's answer: it is the truth about this write. Without one, nothing is guessed.
+ */
+function answerUnknownWrite(deps: GatedDeps, res: ServerResponse, result: Extract<ExecuteResult, { kind: 'unknown' }>, upstreamAnswer: UpstreamResponse | undefined): void {
+  const cause = result.cause;
+  const headers = { 'gatehouse-outcome': 'unknown', ...(result.operation ? { 'gatehouse-operation': result.operation.id } : {}) };
+  if (!(cause instanceof UpstreamUnknown) && upstreamAnswer) {
+    deps.log('the upstream answered but Gatehouse did not record it; the operation will become unknown', { operation_id: result.operation?.id });
+    return sendUpstream(res, upstreamAnswer, result);
+  }
+  const reason = cause instanceof UpstreamUnknown ? cause.reason : 'reset';
+  const messages: Record<typeof reason, string> = {
+    reset: 'the upstream connection failed after the request was sent: the write may or may not have happened',
+    timeout: 'the upstream did not answer in time: the write may or may not have happened',
+    server_error: `the upstream answered ${upstreamAnswer?.status ?? 'a server error'}: the write may or may not have happened`,
+    too_large: 'the upstream answer is too large to be stored for replay: the write happened, its answer is not recorded',
+  };
+  const code = reason === 'too_large' ? 'upstream_response_too_large' : 'upstream_unknown';
+  sendError(res, new ProxyError(code, `${messages[reason]}; a retry with this key will not send it again (the operation becomes unknown for a reconciler)`, {
+    status: reason === 'timeout' ? 504 : 502,
+    extra: {
+      operation_id: result.operation?.id ?? null,
+      ...(reason === 'server_error' && upstreamAnswer ? { upstream_status: upstreamAnswer.status } : {}),
+    },
+  }), headers);
+}
+
+/** Failures before any write: what the caller should do next is in the code. */
+function translate(error: unknown): unknown {
+  if (error instanceof ProxyError) return error;
+  if (error instanceof UpstreamUnavailable) {
+    return new ProxyError('upstream_unavailable', `${error.message}; nothing was sent, the operation is canceled and a retry with the same key may run it`, {
+      headers: { 'retry-after': '1' },
+    });
+  }
+  if (error instanceof GrantVerificationError) {
+    return new ProxyError('grant_invalid', `the approval's grant does not check out against the pinned keys: ${error.message}; nothing was sent`);
+  }
+  if (error instanceof GatehouseTransportError) {
+    return new ProxyError('gatehouse_unavailable', `Gatehouse could not be reached (${error.message}); nothing was sent upstream`, { headers: { 'retry-after': '1' } });
+  }
+  if (error instanceof GatehouseError) {
+    if (error.status >= 500) {
+      return new ProxyError('gatehouse_unavailable', `Gatehouse answered ${error.status} ${error.code}; nothing was sent upstream`, { headers: { 'retry-after': '1' } });
+    }
+    if (error.status === 401 || error.status === 403) {
+      // The proxy's own key was refused: a deployment problem, not the caller's.
+      return new ProxyError('gatehouse_unavailable', `Gatehouse refused the proxy's API key (${error.code}); nothing was sent upstream`);
+    }
+    // The caller's mistakes Gatehouse found (invalid key format, a policy schema, …): passed on as they are.
+    return ProxyError.passedOn(error.code, error.message, error.status, error.extra);
+  }
+  return error;
+}

@@ -1,0 +1,35 @@
+// What `gatehouse proxy` is told: parsed and checked once, before anything listens.
+import type { PinnedKeysInput } from '../client/index.js';
+import type { RouteGate } from './routes-file.js';
+
+export interface ProxyOptions {
+  /** The API the proxy fronts, e.g. `http://127.0.0.1:9100` (a path prefix is kept). */
+  upstream: URL;
+  /** Gatehouse's base URL as the proxy reaches it. */
+  gatehouse: string;
+  /** Where people open Gatehouse's approval pages, when not `gatehouse`. */
+  publicUrl?: string;
+  /** A key with the `gateway` role. */
+  apiKey: string;
+  /** Public keys pinned at deployment; without them approved writes are refused, never forwarded unchecked. */
+  pinnedKeys?: PinnedKeysInput;
+  gate: RouteGate;
+  /** Upstream timeout, connection and answer together. */
+  timeoutMs: number;
+  /** Lease asked for on each claim; heartbeats extend it every third of it while the upstream works. */
+  leaseSeconds: number;
+  maxBodyBytes: number;
+  maxResponseBytes: number;
+  log: (message: string, fields?: Record<string, unknown>) => void;
+}
+
+/** `30s`, `500ms`, `2m`, or a plain number of seconds. */
+export function parseDuration(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*(ms|s|m)?$/i.exec(text.trim());
+  if (!match) throw new Error(`cannot read the duration "${text}": use e.g. 30s, 500ms or 2m`);
+  const value = Number(match[1]);
+  const unit = (match[2] ?? 's').toLowerCase();
+  const ms = unit === 'ms' ? value : unit === 'm' ? value * 60_000 : value * 1000;
+  if (!(ms > 0)) throw new Error(`the duration "${text}" must be above zero`);
+  return Math.round(ms);
+}

@@ -1,0 +1,103 @@
+// `gatehouse proxy`: an HTTP server in front of one upstream API. Gated requests go through the
+// claim (gated.ts); the others are streamed through untouched.
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Executor, GatehouseClient, MemoryKeyStore } from '../client/index.js';
+import { ProxyError, sendError } from './errors.js';
+import { handleGated } from './gated.js';
+import { routeIsValid } from './command.js';
+import type { ProxyOptions } from './options.js';
+import { Upstream } from './upstream.js';
+
+export interface RunningProxy {
+  url: string;
+  server: http.Server;
+  close(): Promise<void>;
+}
+
+export async function startProxy(options: ProxyOptions, listen: { host: string; port: number }): Promise<RunningProxy> {
+  const client = new GatehouseClient({ baseUrl: options.gatehouse, publicUrl: options.publicUrl, apiKey: options.apiKey });
+  const executor = new Executor({
+    client,
+    // Callers bring their own Idempotency-Key: the proxy keeps no intents of its own.
+    keyStore: new MemoryKeyStore(),
+    pinnedKeys: options.pinnedKeys,
+    // One extra claim when Gatehouse does not answer; after that the caller hears 503 and retries.
+    claimAttempts: 2,
+    log: options.log,
+  });
+  const upstream = new Upstream(options.upstream, { timeoutMs: options.timeoutMs, maxResponseBytes: options.maxResponseBytes });
+  const deps = { executor, upstream, leaseSeconds: options.leaseSeconds, log: options.log };
+
+  const server = http.createServer((req, res) => {
+    void handle(req, res).catch((error: unknown) => {
+      if (error instanceof ProxyError) return sendError(res, error);
+      options.log('internal error', { error: error instanceof Error ? error.stack ?? error.message : String(error) });
+      sendError(res, new ProxyError('internal', 'the proxy failed; nothing more is known about this request'));
+    });
+  });
+  // Agents keep their connections: a write does not pay for a handshake.
+  server.keepAliveTimeout = 30_000;
+  server.headersTimeout = 35_000;
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = req.url ?? '/';
+    const path = url.split('?', 1)[0]!;
+    if (!options.gate.isGated(req.method ?? 'GET', path, routeIsValid(path))) {
+      return upstream.passThrough(req, res, (error) => {
+        sendError(res, new ProxyError('upstream_unavailable', `the upstream could not be reached: ${error.message}`));
+      });
+    }
+    const body = await readBody(req, res, options.maxBodyBytes);
+    if (body === null) return;
+    await handleGated(deps, req, res, body);
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(listen.port, listen.host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    server,
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+      upstream.close();
+    }),
+  };
+}
+
+/**
+ * The body of a gated request, at most `maxBytes` (declared or streamed). Over the limit the
+ * caller gets 413 at once, while the rest is read and dropped, so it sees an answer, not a reset.
+ */
+function readBody(req: IncomingMessage, res: ServerResponse, maxBytes: number): Promise<Buffer | null> {
+  return new Promise((resolve, reject) => {
+    const refuse = () => {
+      sendError(res, new ProxyError('payload_too_large', `the request body exceeds ${maxBytes} bytes; send a smaller body`));
+      req.removeAllListeners('data');
+      // Read and drop the rest: closing or destroying the connection now would reset it under a
+      // client still sending, before it read the 413.
+      req.resume();
+      resolve(null);
+    };
+    const declared = Number(req.headers['content-length'] ?? NaN);
+    if (declared > maxBytes) return refuse();
+    const chunks: Buffer[] = [];
+    let total = 0;
+    req.on('data', (chunk: Buffer) => {
+      total += chunk.length;
+      if (total > maxBytes) return refuse();
+      chunks.push(chunk);
+    });
+    req.once('end', () => resolve(Buffer.concat(chunks, total)));
+    req.once('error', reject);
+    // A client that leaves mid-body: nothing to claim, nobody to answer.
+    req.once('close', () => {
+      if (!req.complete) resolve(null);
+    });
+  });
+}

@@ -1,0 +1,54 @@
+// The upstream's answer as Gatehouse stores it for replays, and back.
+//
+// A JSON answer is stored as its JSON value, so incident review reads it as JSON. Anything else
+// (text, HTML, binary, or JSON the strict parser refuses) is stored as a string, with a marker
+// header that replays drop: `gatehouse-body-encoding: text` (UTF-8) or `base64`.
+// Only headers that describe the answer itself are stored: hop-by-hop and per-connection ones
+// would be wrong on a replay, and Set-Cookie must never be handed to another caller.
+import type { OutgoingHttpHeaders } from 'node:http';
+import { parseStrictJson } from '../core/strict-json.js';
+import type { JsonValue } from '../core/json.js';
+import type { StoredResponse } from '../client/index.js';
+import { isJsonMediaType } from './command.js';
+import type { UpstreamResponse } from './upstream.js';
+
+const STORED_HEADERS = ['content-type', 'location', 'content-location', 'content-language', 'etag', 'last-modified', 'link'];
+const ENCODING = 'gatehouse-body-encoding';
+
+export function toStored(res: UpstreamResponse): StoredResponse {
+  const headers: Record<string, string> = {};
+  for (const name of STORED_HEADERS) {
+    const value = res.headers[name];
+    if (typeof value === 'string') headers[name] = value;
+  }
+  const stored: StoredResponse = { status: res.status, headers };
+  if (res.body.length === 0) return stored;
+  const contentType = res.headers['content-type'];
+  if (isJsonMediaType(contentType)) {
+    try {
+      return { ...stored, body: parseStrictJson(res.body) };
+    } catch {
+      // Not JSON the ledger can hold faithfully: kept as text below.
+    }
+  }
+  const text = res.body.toString('utf8');
+  if (Buffer.from(text, 'utf8').equals(res.body)) return { status: res.status, headers: { ...headers, [ENCODING]: 'text' }, body: text };
+  return { status: res.status, headers: { ...headers, [ENCODING]: 'base64' }, body: res.body.toString('base64') };
+}
+
+/** The bytes and headers of a stored answer, as a replay sends them. */
+export function fromStored(stored: StoredResponse): { status: number; headers: OutgoingHttpHeaders; body: Buffer } {
+  const headers: Record<string, string> = { ...(stored.headers as Record<string, string> | undefined) };
+  const encoding = headers[ENCODING];
+  delete headers[ENCODING];
+  const value: JsonValue | undefined = stored.body;
+  let body: Buffer;
+  if (value === undefined || (value === null && encoding === undefined && !headers['content-type'])) body = Buffer.alloc(0);
+  else if (encoding === 'base64' && typeof value === 'string') body = Buffer.from(value, 'base64');
+  else if (encoding === 'text' && typeof value === 'string') body = Buffer.from(value, 'utf8');
+  else {
+    body = Buffer.from(JSON.stringify(value), 'utf8');
+    headers['content-type'] ??= 'application/json';
+  }
+  return { status: stored.status, headers: { ...headers, 'content-length': String(body.length) }, body };
+}

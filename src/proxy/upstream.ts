@@ -1,0 +1,174 @@
+// Calls to the upstream API over keep-alive connections, in two steps for a gated write:
+// `open` waits until a connection is established (nothing written yet), so the proxy can report
+// `sent` between the connection and the first byte; `send` writes the request and reads the answer.
+import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import https from 'node:https';
+import type { Socket } from 'node:net';
+import { endToEnd, upstreamRequestHeaders } from './headers.js';
+
+/** The connection could not be opened: nothing was written, the write was not made. */
+export class UpstreamUnavailable extends Error {}
+
+/** The request left, but no usable answer came back: the write may or may not have happened. */
+export class UpstreamUnknown extends Error {
+  constructor(message: string, readonly reason: 'reset' | 'timeout' | 'server_error' | 'too_large', readonly response?: UpstreamResponse) {
+    super(message);
+  }
+}
+
+export interface UpstreamResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+export interface UpstreamOptions {
+  timeoutMs: number;
+  maxResponseBytes: number;
+}
+
+export interface OpenCall {
+  /** Writes the request and reads the whole answer. */
+  send(body: Buffer): Promise<UpstreamResponse>;
+  /** Gives the connection up without writing anything. */
+  abandon(): void;
+}
+
+export class Upstream {
+  readonly #base: URL;
+  readonly #agent: http.Agent;
+  readonly #request: typeof http.request;
+  readonly #opts: UpstreamOptions;
+
+  constructor(base: URL, options: UpstreamOptions) {
+    this.#base = base;
+    this.#opts = options;
+    const secure = base.protocol === 'https:';
+    // Keep-alive: a write pays for a TCP (and TLS) handshake only when no idle connection is free.
+    this.#agent = secure ? new https.Agent({ keepAlive: true, maxSockets: 256 }) : new http.Agent({ keepAlive: true, maxSockets: 256 });
+    this.#request = secure ? https.request : http.request;
+  }
+
+  /** The upstream path for an incoming path and query: the upstream's own path prefix comes first. */
+  target(pathAndQuery: string): string {
+    const prefix = this.#base.pathname.replace(/\/+$/, '');
+    return prefix + pathAndQuery;
+  }
+
+  #requestOptions(method: string, pathAndQuery: string, headers: OutgoingHttpHeaders): http.RequestOptions {
+    return {
+      agent: this.#agent, protocol: this.#base.protocol, hostname: this.#base.hostname, port: this.#base.port || undefined,
+      method, path: this.target(pathAndQuery), headers, setHost: false,
+    };
+  }
+
+  headersFor(incoming: IncomingMessage): OutgoingHttpHeaders {
+    return upstreamRequestHeaders(incoming.headers, this.#base.host, incoming.socket.remoteAddress);
+  }
+
+  /** Resolves once a connection to the upstream is open (a kept-alive one or a new one); nothing is written yet. */
+  open(method: string, pathAndQuery: string, headers: OutgoingHttpHeaders, bodyLength: number): Promise<OpenCall> {
+    const req = this.#request(this.#requestOptions(method, pathAndQuery, { ...headers, 'content-length': String(bodyLength) }));
+    let phase: 'connecting' | 'sending' | 'done' = 'connecting';
+    let onError: (error: Error) => void = () => {};
+    req.on('error', (error) => onError(error));
+    const timer = setTimeout(() => req.destroy(new TimeoutError()), this.#opts.timeoutMs);
+    const connected = new Promise<void>((resolve, reject) => {
+      onError = (error) => {
+        clearTimeout(timer);
+        reject(new UpstreamUnavailable(error instanceof TimeoutError ? `no connection to the upstream within ${this.#opts.timeoutMs} ms` : `the upstream connection could not be opened: ${error.message}`));
+      };
+      req.once('socket', (socket: Socket) => {
+        const secure = this.#base.protocol === 'https:';
+        if (!socket.connecting && (!secure || (socket as { encrypted?: boolean }).encrypted)) return resolve();
+        socket.once(secure ? 'secureConnect' : 'connect', () => resolve());
+      });
+    });
+    const send = (body: Buffer) => new Promise<UpstreamResponse>((resolve, reject) => {
+      // The time ran out while `sent` was being reported: nothing left, but `sent` is on record.
+      if (req.destroyed) return reject(new UpstreamUnknown(`the upstream did not answer within ${this.#opts.timeoutMs} ms`, 'timeout'));
+      phase = 'sending';
+      onError = (error) => {
+        clearTimeout(timer);
+        phase = 'done';
+        reject(error instanceof TimeoutError
+          ? new UpstreamUnknown(`the upstream did not answer within ${this.#opts.timeoutMs} ms`, 'timeout')
+          : error instanceof UpstreamUnknown ? error : new UpstreamUnknown(`the upstream connection failed after the request left: ${error.message}`, 'reset'));
+      };
+      req.once('response', (res) => {
+        readAll(res, this.#opts.maxResponseBytes).then((bodyBytes) => {
+          clearTimeout(timer);
+          phase = 'done';
+          resolve({ status: res.statusCode ?? 502, headers: res.headers, body: bodyBytes });
+        }, (error: Error) => req.destroy(error));
+      });
+      req.end(body);
+    });
+    // The one timer covers connection and answer together, as --timeout says.
+    return connected.then(() => ({
+      send,
+      abandon: () => {
+        if (phase === 'connecting') {
+          clearTimeout(timer);
+          phase = 'done';
+          onError = () => {};
+          req.destroy();
+        }
+      },
+    }));
+  }
+
+  /**
+   * An ungated request: streamed both ways, untouched but for hop-by-hop headers. Nothing is
+   * buffered or recorded; the upstream's redirects reach the client as they are.
+   */
+  passThrough(req: IncomingMessage, res: ServerResponse, onFailure: (error: Error) => void): void {
+    const out = this.#request(this.#requestOptions(req.method ?? 'GET', req.url ?? '/', withoutLength(this.headersFor(req), req.headers)));
+    const timer = setTimeout(() => out.destroy(new TimeoutError()), this.#opts.timeoutMs);
+    out.on('error', (error) => {
+      clearTimeout(timer);
+      if (!res.headersSent) onFailure(error);
+      else res.destroy(error);
+    });
+    out.on('response', (upstreamRes) => {
+      clearTimeout(timer);
+      res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.statusMessage, endToEnd(upstreamRes.headers));
+      upstreamRes.pipe(res);
+      upstreamRes.on('error', (error) => res.destroy(error));
+    });
+    // A client that goes away takes its upstream request with it: an ungated request records nothing.
+    res.on('close', () => {
+      if (!res.writableFinished) out.destroy();
+    });
+    req.pipe(out);
+  }
+
+  close(): void {
+    this.#agent.destroy();
+  }
+}
+
+/** Content-Length travels only when the client declared it; otherwise node streams chunked. */
+function withoutLength(headers: OutgoingHttpHeaders, incoming: IncomingHttpHeaders): OutgoingHttpHeaders {
+  if (incoming['content-length'] !== undefined) headers['content-length'] = incoming['content-length'];
+  return headers;
+}
+
+class TimeoutError extends Error {}
+
+async function readAll(res: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const declared = Number(res.headers['content-length'] ?? NaN);
+  if (declared > maxBytes) throw tooLarge(maxBytes);
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of res as AsyncIterable<Buffer>) {
+    total += chunk.length;
+    if (total > maxBytes) throw tooLarge(maxBytes);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, total);
+}
+
+function tooLarge(maxBytes: number): UpstreamUnknown {
+  return new UpstreamUnknown(`the upstream's answer exceeds ${maxBytes} bytes and cannot be stored for replay`, 'too_large');
+}

@@ -1,0 +1,75 @@
+// The API the proxy tests put Gatehouse in front of: its own process, so a test can kill it.
+// It is deliberately not idempotent: every write that arrives is recorded and makes a new item.
+//
+//   node --import=tsx test/proxy/upstream-server.ts --port N
+//
+// Behaviour by the first path segment: /hang never answers, /reset drops the connection after
+// reading the request, /error answers 500, /refuse answers 422, /redirect answers 303, /big
+// answers `x-size` bytes; any other write answers 201 with a new item. `x-delay-ms` delays the
+// answer. GET /_requests lists what arrived (not recorded itself); other GETs echo the request.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { parseArgs } from 'node:util';
+
+const { values } = parseArgs({ options: { port: { type: 'string', default: '0' } } });
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+const seen: Seen[] = [];
+let next = 1;
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+  const text = body === undefined ? '' : JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers });
+  res.end(text);
+}
+
+const server = createServer(async (req, res) => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const body = Buffer.concat(chunks).toString('utf8');
+  const url = new URL(req.url ?? '/', 'http://upstream');
+  if (url.pathname === '/_requests') return send(res, 200, seen);
+  seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+  const delay = Number(req.headers['x-delay-ms'] ?? 0);
+  if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+  const first = url.pathname.split('/')[1];
+  if (req.method === 'GET' || req.method === 'HEAD') {
+    return send(res, 200, { echo: { method: req.method, url: req.url, headers: req.headers } }, {
+      'x-upstream': 'yes', connection: 'keep-alive, x-hop-secret', 'x-hop-secret': 'must not reach the client',
+    });
+  }
+  switch (first) {
+    case 'hang':
+      return; // never answers: the test kills someone
+    case 'reset':
+      return req.socket.destroy();
+    case 'error':
+      return send(res, 500, { error: 'the database is on fire' });
+    case 'refuse':
+      return send(res, 422, { error: 'invalid_title', detail: 'titles must not be empty' });
+    case 'redirect':
+      res.writeHead(303, { location: '/items/1', 'content-length': '0' });
+      return res.end();
+    case 'big':
+      const size = Number(req.headers['x-size'] ?? 0);
+      res.writeHead(201, { 'content-type': 'text/plain', 'content-length': String(size) });
+      return res.end(Buffer.alloc(size, 'a'));
+    default: {
+      const id = `item_${next++}`;
+      return send(res, 201, { id, path: url.pathname, query: url.search, received: body ? JSON.parse(body) : null }, {
+        location: `/items/${id}`, 'set-cookie': 'session=upstream-secret',
+      });
+    }
+  }
+});
+
+server.listen(Number(values.port), '127.0.0.1', () => {
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : values.port;
+  console.log(`upstream listening on http://127.0.0.1:${port}`);
+});
+process.on('SIGTERM', () => process.exit(0));
