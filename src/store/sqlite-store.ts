@@ -3,14 +3,14 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../schema/database.js';
-import type { CommitObserver, Db, Store } from './store.js';
+import { AfterCommit, type CommitObserver, type Db, type Store, type UnitOfWork } from './store.js';
 
 const MAX_BATCH = 256;
 /** Distinct SQL texts kept prepared; `in (…)` lists of varying length make new texts, so the cache is bounded. */
 const MAX_STATEMENTS = 500;
 
 interface Unit {
-  run: (trx: Db) => Promise<unknown>;
+  run: (trx: Db, work: UnitOfWork) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -64,14 +64,14 @@ export class SqliteStore implements Store {
     return statement;
   }
 
-  transact<T>(run: (trx: Db) => Promise<T>): Promise<T> {
+  transact<T>(run: (trx: Db, work: UnitOfWork) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
       if (!this.draining) void this.drain();
     });
   }
 
-  forUpdate<QB extends SelectQueryBuilder<any, any, any>>(query: QB): QB {
+  forUpdate<QB extends SelectQueryBuilder<any, any, any>>(query: QB, _options?: { skipLocked?: boolean }): QB {
     return query;
   }
 
@@ -102,7 +102,7 @@ export class SqliteStore implements Store {
   }
 
   private async runBatch(conn: Db, batch: Unit[]): Promise<void> {
-    const settled: Array<{ unit: Unit; ok: boolean; value: unknown }> = [];
+    const settled: Array<{ unit: Unit; ok: boolean; value: unknown; work: AfterCommit }> = [];
     try {
       this.control.begin.run();
     } catch (error) {
@@ -111,14 +111,15 @@ export class SqliteStore implements Store {
     }
     for (const unit of batch) {
       this.control.savepoint.run();
+      const work = new AfterCommit();
       try {
-        const value = await unit.run(conn);
+        const value = await unit.run(conn, work);
         this.control.release.run();
-        settled.push({ unit, ok: true, value });
+        settled.push({ unit, ok: true, value, work });
       } catch (error) {
         this.control.rollbackTo.run();
         this.control.release.run();
-        settled.push({ unit, ok: false, value: error });
+        settled.push({ unit, ok: false, value: error, work });
       }
     }
     try {
@@ -130,6 +131,8 @@ export class SqliteStore implements Store {
       for (const { unit } of settled) unit.reject(error);
       return;
     }
+    // A unit rolled back to its savepoint registered work that must never run.
+    for (const { ok, work } of settled) if (ok) work.run();
     for (const { unit, ok, value } of settled) (ok ? unit.resolve : unit.reject)(value);
   }
 }
