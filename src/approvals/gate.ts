@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Db } from '../store/store.js';
 import { rfc3339 } from '../core/time.js';
 import type { JsonValue } from '../core/json.js';
@@ -52,20 +51,14 @@ export class Gate implements ApprovalGate {
       ttl_seconds: Number(row.grant_ttl_seconds),
       request_ttl_seconds: Math.round((Number(row.expires_at) - Date.parse(row.requested_at)) / 1000),
     };
-    const view = await this.create(trx, operation, row.requested_by, renewedPolicy, request.summary, request.command);
-    await trx.updateTable('operations')
-      .set({ state: 'awaiting_approval', approval_id: view.id, lease_token_hash: null, lease_expires_at: null, updated_at: rfc3339(this.deps.clock.now()), version: sql`version + 1` })
-      .where('account_id', '=', operation.account_id).where('id', '=', operation.id).execute();
-    return view;
+    // The expiry moved the operation back to awaiting_approval; create points it at the new request.
+    return this.create(trx, operation, row.requested_by, renewedPolicy, request.summary, request.command);
   }
 
   /** Records that an approval ran out (request or grant). The operation then awaits a new approval. */
   async expire(trx: Db, row: ApprovalRow, operation: OperationFacts, actor: string | null): Promise<void> {
     await trx.updateTable('approvals').set({ state: 'expired' }).where('id', '=', row.id).where('account_id', '=', row.account_id).execute();
-    await this.deps.ledger.append(trx, {
-      ...eventFacts(operation), type: 'approval_expired', actor, state: 'awaiting_approval',
-      payload: { approval_id: row.id, was: row.state },
-    });
+    await this.deps.operations.transition(trx, operation, 'approval_expired', { actor, payload: { approval_id: row.id, was: row.state } });
   }
 
   private async create(
@@ -85,8 +78,7 @@ export class Gate implements ApprovalGate {
     };
     await trx.insertInto('approvals').values(row).execute();
     // The operation points at its current approval (a no-op when the claim inserts the operation afterwards).
-    await trx.updateTable('operations').set({ approval_id: id })
-      .where('account_id', '=', operation.account_id).where('id', '=', operation.id).execute();
+    await this.deps.operations.pointAtApproval(trx, operation, id);
     this.notify(id);
     return buildView(row, operation, { summary, command }, [], now);
   }

@@ -41,3 +41,21 @@ export interface ApprovalGate {
    */
   refuseExpiredGrant(trx: Db, operation: GatedOperation): Promise<DomainError | null>;
 }
+
+/** The operation an approval is about, by its keys. */
+export type OperationRef = Pick<GatedOperation, 'id' | 'account_id'>;
+
+/** The changes of an operation's state that approval decisions cause (rows of the operations domain's transition table). */
+export type ApprovalTransition = 'approved' | 'denied' | 'approval_expired';
+
+/**
+ * The other direction: what the approvals domain may change on an operation. The operations
+ * domain owns the table and its state machine and hands this port to approvals at start-up;
+ * approvals never write `operations` or `scope_holds` themselves. Always inside the caller's transaction.
+ */
+export interface OperationPort {
+  /** Moves the operation and records the transition's event with this actor and payload (and frees the scope of a denied one). */
+  transition(trx: Db, operation: OperationRef, change: ApprovalTransition, event: { actor: string | null; payload: JsonValue }): Promise<void>;
+  /** Points the operation at its current approval. */
+  pointAtApproval(trx: Db, operation: OperationRef, approvalId: string): Promise<void>;
+}

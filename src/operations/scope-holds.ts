@@ -1,4 +1,5 @@
 import { DomainError, InvariantError } from '../core/errors.js';
+import type { Db } from '../store/store.js';
 import { askedEvent } from './operation-events.js';
 import { lockOperation, lockOperationByKey } from './operation-rows.js';
 import { isTerminal } from './states.js';
@@ -39,4 +40,9 @@ export async function takeScope(scope: ClaimScope, id: string): Promise<ClaimRes
     await trx.deleteFrom('scope_holds').where('account_id', '=', request.accountId).where('scope', '=', scopeName).execute();
   }
   throw new InvariantError('the exclusive scope could not be taken');
+}
+
+/** A claim that lost the insert to a concurrent one gives back the scope it took for its own id. */
+export async function giveBackScope(trx: Db, accountId: string, operationId: string): Promise<void> {
+  await trx.deleteFrom('scope_holds').where('account_id', '=', accountId).where('operation_id', '=', operationId).execute();
 }
