@@ -65,7 +65,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     store.onCommit = (units, seconds) => metrics.observeCommit(units, seconds);
     // The operations domain owns its table; approvals change operations only through this port.
     const approvals = new Approvals({ store, ledger, clock, signingKey, logger, operations: operationPort({ store, ledger, clock }) }, { webhook: () => policies.webhook });
-    metrics.sources.webhookBacklog = () => approvals.webhook.backlog;
+    metrics.sources.webhookBacklog = () => approvals.webhook.backlog();
     const base = {
       config,
       store,

@@ -26,8 +26,8 @@ export function gatedOperation(row: OperationRow): GatedOperation {
  * pending request (and records `approval_requested`) in this transaction.
  */
 export async function requestApproval(scope: ClaimScope, gate: ApprovalGate, row: OperationRow): Promise<ClaimResult> {
-  const { deps, trx, request } = scope;
-  const approval = await gate.request(trx, {
+  const { deps, trx, work, request } = scope;
+  const approval = await gate.request(trx, work, {
     operation: gatedOperation(row),
     requestedBy: request.principal,
     policy: request.policy.approval ?? APPROVAL_DEFAULTS,
@@ -41,10 +41,10 @@ export async function requestApproval(scope: ClaimScope, gate: ApprovalGate, row
 
 /** A retry of an operation awaiting approval, or approved and not leased yet (the approval rows of docs/retry-contract.md's outcome table). */
 export async function answerAwaitingApproval(scope: ClaimScope, row: OperationRow): Promise<ClaimResult> {
-  const { deps, trx, request, nowMs } = scope;
+  const { deps, trx, work, request, nowMs } = scope;
   const gated = gateOrRefusal(deps.approvals);
   if ('refusal' in gated) return gated;
-  const standing = await gated.gate.standing(trx, gatedOperation(row), request.policy.approval ?? APPROVAL_DEFAULTS);
+  const standing = await gated.gate.standing(trx, work, gatedOperation(row), request.policy.approval ?? APPROVAL_DEFAULTS);
   const asker = askerOf(request);
   switch (standing.kind) {
     case 'pending':

@@ -18,8 +18,8 @@ import { transactOrRefuse } from '../store/refusals.js';
  * inserts; the others find its row and answer from it.
  */
 export async function claimOperation(deps: OperationDeps, request: ClaimRequest): Promise<ClaimAnswer> {
-  const { answer } = await transactOrRefuse(deps.store, async (trx): Promise<ClaimResult> => {
-    const scope: ClaimScope = { deps, trx, request, nowMs: deps.clock.now() };
+  const { answer } = await transactOrRefuse(deps.store, async (trx, work): Promise<ClaimResult> => {
+    const scope: ClaimScope = { deps, trx, work, request, nowMs: deps.clock.now() };
     // Most claims carry a new key: insert first, and look the key up only when a unique constraint
     // says it (or the business key) is taken. A scope is taken before its operation exists, and a
     // retry must not meet its own operation's hold as scope_busy, so a scoped claim looks up first.

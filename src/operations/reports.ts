@@ -25,7 +25,7 @@ type ReportResult = OperationJson | Refusal;
 export async function reportEvent(
   deps: OperationDeps, principal: Principal, accountId: string, id: string, body: ReportBody,
 ): Promise<OperationJson> {
-  return transactOrRefuse(deps.store, async (trx): Promise<ReportResult> => {
+  return transactOrRefuse(deps.store, async (trx, work): Promise<ReportResult> => {
     const nowMs = deps.clock.now();
     const locked = await lockOperation(deps.store, trx, accountId, id);
     if (!locked) return { refusal: notFound(id) };
@@ -46,7 +46,7 @@ export async function reportEvent(
       return { refusal: new DomainError('invalid_transition', `a "${body.type}" report is not allowed while the operation is ${row.state}`, { state: row.state }) };
     }
     if (body.type === 'sent' && row.approval_id !== null) {
-      const refusal = await gatedOrUnavailable(deps).refuseExpiredGrant(trx, gatedOperation(row));
+      const refusal = await gatedOrUnavailable(deps).refuseExpiredGrant(trx, work, gatedOperation(row));
       if (refusal) return { refusal };
     }
     const changed = await applyTransition(trx, deps.ledger, row, body.type, reportInput(principal, body, nowMs));
