@@ -50,6 +50,8 @@ for (const kind of await storeKinds()) {
     const claims = [];
     for (let i = 0; i < 3; i++) claims.push(await app.claim(newKey(), payment(100 + i)));
     t.is(await app.context.approvals.webhook.backlog(), 3);
+    const metrics = await app.request('GET', '/metrics', { key: app.adminKey });
+    t.true(metrics.text.includes('gatehouse_webhook_backlog 3'), metrics.text);
     const hook = await startReceiver(port);
     t.teardown(() => hook.close());
     await hook.until(3);
