@@ -19,6 +19,7 @@ export interface Database {
   approvals: ApprovalsTable;
   approval_decisions: ApprovalDecisionsTable;
   ui_sessions: UiSessionsTable;
+  webhook_outbox: WebhookOutboxTable;
 }
 
 export interface MetaTable {
@@ -159,4 +160,20 @@ export interface UiSessionsTable {
   principal_id: string;
   csrf_token: string;
   expires_at: number;
+}
+
+/** An approval webhook not yet delivered: written with the request, deleted once delivered. */
+export interface WebhookOutboxTable {
+  approval_id: string;
+  account_id: string;
+  /** Deliveries tried so far. */
+  attempts: number;
+  /** Epoch ms: not tried before. */
+  next_attempt_at: number;
+  /** Epoch ms: an instance is posting it until then; null when nobody is. */
+  claimed_until: number | null;
+  /** Epoch ms: gave up after the last try; null while still pending (the backlog). */
+  failed_at: number | null;
+  last_error: string | null;
+  created_at: string;
 }

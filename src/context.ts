@@ -13,6 +13,7 @@ import { Ledger } from './ledger/ledger.js';
 import { Principals } from './principals/principals.js';
 import { Policies } from './policies/policies.js';
 import { Operations } from './operations/operations.js';
+import { operationPort } from './operations/approval-port.js';
 import { Approvals } from './approvals/approvals.js';
 import { Metrics } from './metrics/metrics.js';
 
@@ -62,8 +63,9 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     const ledger = new Ledger(store, sodium, dataKeys, signingKey, ledgerId, clock);
     const metrics = new Metrics(store, clock);
     store.onCommit = (units, seconds) => metrics.observeCommit(units, seconds);
-    const approvals = new Approvals({ store, ledger, clock, signingKey, logger }, { webhook: () => policies.webhook });
-    metrics.sources.webhookBacklog = () => approvals.webhook.backlog;
+    // The operations domain owns its table; approvals change operations only through this port.
+    const approvals = new Approvals({ store, ledger, clock, signingKey, logger, operations: operationPort({ store, ledger, clock }) }, { webhook: () => policies.webhook });
+    metrics.sources.webhookBacklog = () => approvals.webhook.backlog();
     const base = {
       config,
       store,

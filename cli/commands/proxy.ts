@@ -44,7 +44,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs> = {
   }),
   handler: (args) => runVerb(async () => {
     const [{ startProxy }, { parseDuration }, { loadRoutesFile, defaultGate, RoutesFileError }, { parseByteSize }] = await Promise.all([
-      import('../../src/proxy/server.js'), import('../../src/proxy/options.js'), import('../../src/proxy/routes-file.js'), import('../../src/http/body.js'),
+      import('../../src/proxy/server.js'), import('../../src/proxy/options.js'), import('../../src/proxy/routes-file.js'), import('../../src/config/byte-size.js'),
     ]);
     const env = readProxyEnv();
     const apiKey = args['api-key'] ?? env.apiKey;

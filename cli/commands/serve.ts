@@ -33,7 +33,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     // Loaded here, not at the top: other verbs start without Koa, Kysely and the drivers.
     const [{ openContext }, { startServer }, { parseByteSize }, { Policies }] = await Promise.all([
       import('../../src/context.js'), import('../../src/http/server.js'),
-      import('../../src/http/body.js'), import('../../src/policies/policies.js'),
+      import('../../src/config/byte-size.js'), import('../../src/policies/policies.js'),
     ]);
     if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535, not ${args.port}`);
     const trustedProxies = args['trusted-proxies'];

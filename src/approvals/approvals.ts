@@ -1,4 +1,4 @@
-import type { Db } from '../store/store.js';
+import type { Db, UnitOfWork } from '../store/store.js';
 import type { JsonValue } from '../core/json.js';
 import { DomainError } from '../core/errors.js';
 import { canActInAccount, requireRole, type Principal } from '../principals/roles.js';
@@ -7,7 +7,8 @@ import type { ApprovalGate, ApprovalStanding, ApprovalView, GatedOperation, Oper
 import { Gate } from './gate.js';
 import { decide, type DecisionInput } from './decisions.js';
 import { viewOf, type ApprovalDeps } from './records.js';
-import { WebhookNotifier, type WebhookTarget } from './webhook.js';
+import type { WebhookTarget } from './webhook.js';
+import { WebhookOutbox } from './webhook-outbox.js';
 import { UiSessions } from '../principals/sessions.js';
 
 export interface ApprovalsOptions {
@@ -24,29 +25,30 @@ export interface ApprovalPage {
 export class Approvals implements ApprovalGate {
   /** Where `/ui/` is reachable from outside; the server sets it once it listens, for webhook links. */
   publicBaseUrl: string | null = null;
-  readonly webhook: WebhookNotifier;
+  /** The approval webhook's durable outbox and its delivery loop (started by `serve`). */
+  readonly webhook: WebhookOutbox;
   readonly sessions: UiSessions;
   private readonly gate: Gate;
 
   constructor(private readonly deps: ApprovalDeps, options: ApprovalsOptions) {
-    this.webhook = new WebhookNotifier(deps, { target: options.webhook, publicBaseUrl: () => this.publicBaseUrl, backoffMs: options.webhookBackoffMs });
-    this.gate = new Gate(deps, (id) => this.webhook.enqueue(id));
+    this.webhook = new WebhookOutbox(deps, { target: options.webhook, publicBaseUrl: () => this.publicBaseUrl, backoffMs: options.webhookBackoffMs });
+    this.gate = new Gate(deps, (trx, work, approval) => this.webhook.enqueue(trx, work, approval));
     this.sessions = new UiSessions(deps.store, deps.clock);
   }
 
-  request(trx: Db, input: { operation: GatedOperation; requestedBy: Principal; policy: ApprovalPolicy; summary: OperationSummary | null; command: JsonValue }) {
-    return this.gate.request(trx, input);
+  request(trx: Db, work: UnitOfWork, input: { operation: GatedOperation; requestedBy: Principal; policy: ApprovalPolicy; summary: OperationSummary | null; command: JsonValue }) {
+    return this.gate.request(trx, work, input);
   }
 
-  standing(trx: Db, operation: GatedOperation, policy: ApprovalPolicy): Promise<ApprovalStanding> {
-    return this.gate.standing(trx, operation, policy);
+  standing(trx: Db, work: UnitOfWork, operation: GatedOperation, policy: ApprovalPolicy): Promise<ApprovalStanding> {
+    return this.gate.standing(trx, work, operation, policy);
   }
 
-  refuseExpiredGrant(trx: Db, operation: GatedOperation): Promise<DomainError | null> {
-    return this.gate.refuseExpiredGrant(trx, operation);
+  refuseExpiredGrant(trx: Db, work: UnitOfWork, operation: GatedOperation): Promise<DomainError | null> {
+    return this.gate.refuseExpiredGrant(trx, work, operation);
   }
 
-  /** Resolves when background work (webhook deliveries, expiries recorded after a refused `sent`) has finished. */
+  /** Resolves when this instance's webhook deliveries are made or given up. */
   async idle(): Promise<void> {
     await this.webhook.idle();
   }

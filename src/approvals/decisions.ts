@@ -1,9 +1,9 @@
-import { sql } from 'kysely';
 import type { Db } from '../store/store.js';
 import { rfc3339 } from '../core/time.js';
 import { signGrant } from '../core/grant.js';
 import { DomainError } from '../core/errors.js';
 import { constantTimeEqual } from '../core/hash.js';
+import { transactOrRefuse, type Refusal } from '../store/refusals.js';
 import { canActInAccount, requireRole, type Principal } from '../principals/roles.js';
 import type { ApprovalView } from './seam.js';
 import type { Gate } from './gate.js';
@@ -16,7 +16,6 @@ export interface DecisionInput {
   reason?: string | null;
 }
 
-type Outcome = { view: ApprovalView } | { expired: DomainError };
 
 /**
  * Records one approver's decision. The approver is the authenticated principal, never
@@ -24,7 +23,7 @@ type Outcome = { view: ApprovalView } | { expired: DomainError };
  */
 export async function decide(deps: ApprovalDeps, gate: Gate, principal: Principal, approvalId: string, input: DecisionInput): Promise<ApprovalView> {
   requireRole(principal, 'approver', 'admin');
-  const outcome = await deps.store.transact(async (trx): Promise<Outcome> => {
+  return transactOrRefuse(deps.store, async (trx): Promise<ApprovalView | Refusal> => {
     const row = await deps.store.forUpdate(trx.selectFrom('approvals').selectAll().where('id', '=', approvalId)).executeTakeFirst();
     if (!row || !canActInAccount(principal, row.account_id)) throw new DomainError('not_found', `no approval ${approvalId}`);
     const op = await loadOperation(trx, row.account_id, row.operation_id);
@@ -38,7 +37,7 @@ export async function decide(deps: ApprovalDeps, gate: Gate, principal: Principa
     if (row.state === 'pending' && now >= Number(row.expires_at)) {
       // Commit the expiry event, then answer 409: throwing here would roll it back.
       await gate.expire(trx, row, op, principal.id);
-      return { expired };
+      return { refusal: expired };
     }
     const earlier = await trx.selectFrom('approval_decisions').select('decision')
       .where('approval_id', '=', row.id).where('approver_id', '=', principal.id).executeTakeFirst();
@@ -49,10 +48,8 @@ export async function decide(deps: ApprovalDeps, gate: Gate, principal: Principa
     }
     await record(deps, trx, row, op, principal, input, now);
     const fresh = await trx.selectFrom('approvals').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
-    return { view: await viewOf(trx, deps.ledger, fresh, now) };
+    return viewOf(trx, deps.ledger, fresh, now);
   });
-  if ('expired' in outcome) throw outcome.expired;
-  return outcome.view;
 }
 
 async function record(deps: ApprovalDeps, trx: Db, row: ApprovalRow, op: OperationFacts, principal: Principal, input: DecisionInput, now: number): Promise<void> {
@@ -72,10 +69,8 @@ async function record(deps: ApprovalDeps, trx: Db, row: ApprovalRow, op: Operati
 
 async function deny(deps: ApprovalDeps, trx: Db, row: ApprovalRow, op: OperationFacts, principal: Principal, reason: string | null, decidedAt: string): Promise<void> {
   await trx.updateTable('approvals').set({ state: 'denied', decided_at: decidedAt }).where('id', '=', row.id).execute();
-  await setOperationState(trx, op, 'denied', decidedAt);
-  // Denied is terminal: the exclusive scope is free for the next operation.
-  await trx.deleteFrom('scope_holds').where('account_id', '=', op.account_id).where('operation_id', '=', op.id).execute();
-  await deps.ledger.append(trx, { ...eventFacts(op), type: 'denied', actor: principal.id, state: 'denied', payload: { approval_id: row.id, reason } });
+  // Denied is terminal: the transition also frees the exclusive scope for the next operation.
+  await deps.operations.transition(trx, op, 'denied', { actor: principal.id, payload: { approval_id: row.id, reason } });
 }
 
 async function approve(deps: ApprovalDeps, trx: Db, row: ApprovalRow, op: OperationFacts, principal: Principal, approvedBy: string[], now: number): Promise<void> {
@@ -86,11 +81,5 @@ async function approve(deps: ApprovalDeps, trx: Db, row: ApprovalRow, op: Operat
   });
   await trx.updateTable('approvals').set({ state: 'approved', grant: JSON.stringify(grant), grant_expires_at: expiresAt, decided_at: rfc3339(now) })
     .where('id', '=', row.id).execute();
-  await setOperationState(trx, op, 'approved', rfc3339(now));
-  await deps.ledger.append(trx, { ...eventFacts(op), type: 'approved', actor: principal.id, state: 'approved', payload: { approval_id: row.id, grant: { ...grant } } });
-}
-
-async function setOperationState(trx: Db, op: OperationFacts, state: string, at: string): Promise<void> {
-  await trx.updateTable('operations').set({ state, lease_token_hash: null, lease_expires_at: null, updated_at: at, version: sql`version + 1` })
-    .where('account_id', '=', op.account_id).where('id', '=', op.id).execute();
+  await deps.operations.transition(trx, op, 'approved', { actor: principal.id, payload: { approval_id: row.id, grant: { ...grant } } });
 }

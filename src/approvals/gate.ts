@@ -1,5 +1,4 @@
-import { sql } from 'kysely';
-import type { Db } from '../store/store.js';
+import type { Db, UnitOfWork } from '../store/store.js';
 import { rfc3339 } from '../core/time.js';
 import type { JsonValue } from '../core/json.js';
 import { DomainError, InvariantError } from '../core/errors.js';
@@ -13,15 +12,19 @@ import { buildView, readRequestPayload, viewOf, type ApprovalDeps, type Approval
  * so an approval, its events and the operation's state commit together.
  */
 export class Gate implements ApprovalGate {
-  constructor(private readonly deps: ApprovalDeps, private readonly notify: (approvalId: string) => void) {}
+  constructor(
+    private readonly deps: ApprovalDeps,
+    /** Queues the webhook for a new request in the same transaction. */
+    private readonly notify: (trx: Db, work: UnitOfWork, approval: { id: string; account_id: string }) => Promise<void>,
+  ) {}
 
-  async request(trx: Db, input: {
+  async request(trx: Db, work: UnitOfWork, input: {
     operation: GatedOperation; requestedBy: { id: string }; policy: ApprovalPolicy; summary: OperationSummary | null; command: JsonValue;
   }): Promise<ApprovalView> {
-    return this.create(trx, input.operation, input.requestedBy.id, input.policy, input.summary, input.command);
+    return this.create(trx, work, input.operation, input.requestedBy.id, input.policy, input.summary, input.command);
   }
 
-  async standing(trx: Db, operation: GatedOperation, policy: ApprovalPolicy): Promise<ApprovalStanding> {
+  async standing(trx: Db, work: UnitOfWork, operation: GatedOperation, policy: ApprovalPolicy): Promise<ApprovalStanding> {
     const row = await this.lockApproval(trx, operation);
     const now = this.deps.clock.now();
     const view = () => viewOf(trx, this.deps.ledger, row, now, operation);
@@ -31,20 +34,20 @@ export class Gate implements ApprovalGate {
     }
     if (row.state === 'pending' && Number(row.expires_at) > now) return { kind: 'pending', approval: await view() };
     // The request or the grant ran out before the lease: never a silent pass, always a new request.
-    return { kind: 'renewed', approval: await this.renew(trx, row, operation, policy) };
+    return { kind: 'renewed', approval: await this.renew(trx, work, row, operation, policy) };
   }
 
-  async refuseExpiredGrant(trx: Db, operation: GatedOperation): Promise<DomainError | null> {
+  async refuseExpiredGrant(trx: Db, work: UnitOfWork, operation: GatedOperation): Promise<DomainError | null> {
     const row = await this.lockApproval(trx, operation);
     if (row.state === 'approved' && Number(row.grant_expires_at) > this.deps.clock.now()) return null;
     // The holder must not send. In this same transaction the operation goes back to awaiting a
     // new approval (recorded), so the caller commits that and then answers approval_expired.
-    await this.renew(trx, row, operation, null);
+    await this.renew(trx, work, row, operation, null);
     return new DomainError('approval_expired', 'the grant expired before the write was sent: do not send it; retry the claim to request a new approval', { approval_id: row.id });
   }
 
   /** Marks an approval expired (recording it once) and makes a new pending request for the same command. */
-  async renew(trx: Db, row: ApprovalRow, operation: OperationFacts, policy: ApprovalPolicy | null): Promise<ApprovalView> {
+  async renew(trx: Db, work: UnitOfWork, row: ApprovalRow, operation: OperationFacts, policy: ApprovalPolicy | null): Promise<ApprovalView> {
     if (row.state !== 'expired') await this.expire(trx, row, operation, null);
     const request = await readRequestPayload(trx, this.deps.ledger, row);
     const renewedPolicy = policy ?? {
@@ -52,24 +55,18 @@ export class Gate implements ApprovalGate {
       ttl_seconds: Number(row.grant_ttl_seconds),
       request_ttl_seconds: Math.round((Number(row.expires_at) - Date.parse(row.requested_at)) / 1000),
     };
-    const view = await this.create(trx, operation, row.requested_by, renewedPolicy, request.summary, request.command);
-    await trx.updateTable('operations')
-      .set({ state: 'awaiting_approval', approval_id: view.id, lease_token_hash: null, lease_expires_at: null, updated_at: rfc3339(this.deps.clock.now()), version: sql`version + 1` })
-      .where('account_id', '=', operation.account_id).where('id', '=', operation.id).execute();
-    return view;
+    // The expiry moved the operation back to awaiting_approval; create points it at the new request.
+    return this.create(trx, work, operation, row.requested_by, renewedPolicy, request.summary, request.command);
   }
 
   /** Records that an approval ran out (request or grant). The operation then awaits a new approval. */
   async expire(trx: Db, row: ApprovalRow, operation: OperationFacts, actor: string | null): Promise<void> {
     await trx.updateTable('approvals').set({ state: 'expired' }).where('id', '=', row.id).where('account_id', '=', row.account_id).execute();
-    await this.deps.ledger.append(trx, {
-      ...eventFacts(operation), type: 'approval_expired', actor, state: 'awaiting_approval',
-      payload: { approval_id: row.id, was: row.state },
-    });
+    await this.deps.operations.transition(trx, operation, 'approval_expired', { actor, payload: { approval_id: row.id, was: row.state } });
   }
 
   private async create(
-    trx: Db, operation: OperationFacts, requestedBy: string, policy: ApprovalPolicy, summary: OperationSummary | null, command: JsonValue,
+    trx: Db, work: UnitOfWork, operation: OperationFacts, requestedBy: string, policy: ApprovalPolicy, summary: OperationSummary | null, command: JsonValue,
   ): Promise<ApprovalView> {
     const now = this.deps.clock.now();
     const id = newId('apr');
@@ -85,9 +82,8 @@ export class Gate implements ApprovalGate {
     };
     await trx.insertInto('approvals').values(row).execute();
     // The operation points at its current approval (a no-op when the claim inserts the operation afterwards).
-    await trx.updateTable('operations').set({ approval_id: id })
-      .where('account_id', '=', operation.account_id).where('id', '=', operation.id).execute();
-    this.notify(id);
+    await this.deps.operations.pointAtApproval(trx, operation, id);
+    await this.notify(trx, work, row);
     return buildView(row, operation, { summary, command }, [], now);
   }
 

@@ -7,7 +7,7 @@ import { rfc3339 } from '../core/time.js';
 import type { JsonValue } from '../core/json.js';
 import type { SigningKey } from '../core/signing-key.js';
 import type { Logger } from 'pino';
-import type { ApprovalView, GatedOperation, OperationSummary } from './seam.js';
+import type { ApprovalView, GatedOperation, OperationPort, OperationSummary } from './seam.js';
 
 export type ApprovalRow = Selectable<ApprovalsTable>;
 
@@ -18,6 +18,8 @@ export interface ApprovalDeps {
   clock: Clock;
   signingKey: SigningKey;
   logger: Logger;
+  /** Handed over by the operations domain: the only way approvals change an operation. */
+  operations: OperationPort;
 }
 
 /** The operation columns an approval view and its events show. */

@@ -1,4 +1,4 @@
-import type { Db } from '../store/store.js';
+import type { Db, UnitOfWork } from '../store/store.js';
 import type { DomainError } from '../core/errors.js';
 import type { JsonValue } from '../core/json.js';
 import type { Principal } from '../principals/roles.js';
@@ -25,19 +25,38 @@ export type ApprovalStanding =
 
 /**
  * How the claim talks to approvals, always inside the claim's transaction so
- * the operation's state and the approval's events commit together.
+ * the operation's state and the approval's events commit together. `work` carries
+ * what runs after that commit (waking the webhook's delivery loop).
  */
 export interface ApprovalGate {
   /** A new operation whose policy needs approval: creates the pending approval and appends `approval_requested`. */
-  request(trx: Db, input: {
+  request(trx: Db, work: UnitOfWork, input: {
     operation: GatedOperation; requestedBy: Principal; policy: ApprovalPolicy; summary: OperationSummary | null; command: JsonValue;
   }): Promise<ApprovalView>;
   /** A retry of an operation awaiting approval or approved but not leased: where its approval stands now. */
-  standing(trx: Db, operation: GatedOperation, policy: ApprovalPolicy): Promise<ApprovalStanding>;
+  standing(trx: Db, work: UnitOfWork, operation: GatedOperation, policy: ApprovalPolicy): Promise<ApprovalStanding>;
   /**
    * The `sent` report of an approved operation: null while the grant is valid. Once it has
    * expired, the operation goes back to awaiting a new approval inside `trx` and the
    * `approval_expired` refusal is returned for the caller to answer after the commit.
    */
-  refuseExpiredGrant(trx: Db, operation: GatedOperation): Promise<DomainError | null>;
+  refuseExpiredGrant(trx: Db, work: UnitOfWork, operation: GatedOperation): Promise<DomainError | null>;
+}
+
+/** The operation an approval is about, by its keys. */
+export type OperationRef = Pick<GatedOperation, 'id' | 'account_id'>;
+
+/** The changes of an operation's state that approval decisions cause (rows of the operations domain's transition table). */
+export type ApprovalTransition = 'approved' | 'denied' | 'approval_expired';
+
+/**
+ * The other direction: what the approvals domain may change on an operation. The operations
+ * domain owns the table and its state machine and hands this port to approvals at start-up;
+ * approvals never write `operations` or `scope_holds` themselves. Always inside the caller's transaction.
+ */
+export interface OperationPort {
+  /** Moves the operation and records the transition's event with this actor and payload (and frees the scope of a denied one). */
+  transition(trx: Db, operation: OperationRef, change: ApprovalTransition, event: { actor: string | null; payload: JsonValue }): Promise<void>;
+  /** Points the operation at its current approval. */
+  pointAtApproval(trx: Db, operation: OperationRef, approvalId: string): Promise<void>;
 }

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import type { Config } from './config.js';
 
 export const MASTER_KEY_FILE = 'master.key';
 export const SIGNING_KEY_FILE = 'signing.key';
@@ -27,7 +26,18 @@ export function createKeyFiles(dataDir: string): void {
   }
 }
 
-export function loadKeyMaterial(config: Config): KeyMaterial {
+/**
+ * Where the keys come from: the data dir's files unless the environment gives them. The fields
+ * of Config that matter here, spelled out so this module need not import config.ts (which
+ * imports it).
+ */
+export interface KeySource {
+  dataDir: string;
+  masterKeyBase64: string | null;
+  signingKeyBase64: string | null;
+}
+
+export function loadKeyMaterial(config: KeySource): KeyMaterial {
   return {
     masterKey: config.masterKeyBase64
       ? decodeKey(config.masterKeyBase64, 'GATEHOUSE_MASTER_KEY')

@@ -55,6 +55,8 @@ export async function startServer(context: AppContext, options: ServeOptions): P
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   // Webhook links to the approver page use where the server listens unless something better was set.
   context.approvals.publicBaseUrl ??= `http://${host}:${address.port}`;
+  // Approval webhooks left in the outbox (by a crash, or by another instance) are delivered from here too.
+  context.approvals.webhook.start();
   return {
     url: `http://${host}:${address.port}`,
     metricsUrl: metricsListener?.url ?? null,
@@ -64,6 +66,7 @@ export async function startServer(context: AppContext, options: ServeOptions): P
       // A tick already running must finish before the caller closes the store under it.
       await checkpointTick;
       await sweeper.stop();
+      await context.approvals.webhook.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -2,9 +2,10 @@ import type { ApprovalGate, GatedOperation } from '../approvals/seam.js';
 import { DomainError, InvariantError } from '../core/errors.js';
 import { APPROVAL_DEFAULTS } from '../policies/config-schema.js';
 import { issueLease } from './lease.js';
-import { askedEvent, changeEvent } from './operation-events.js';
+import { askedEvent } from './operation-events.js';
 import { operationJson, type OperationRow } from './operation-json.js';
-import { lockOperation, updateOperation } from './operation-rows.js';
+import { lockOperation } from './operation-rows.js';
+import { applyTransition } from './transitions.js';
 import { askerOf, type ClaimResult, type ClaimScope } from './claim-types.js';
 
 /** Without an approvals domain a claim that needs approval must not run: refuse rather than execute unapproved. */
@@ -25,24 +26,25 @@ export function gatedOperation(row: OperationRow): GatedOperation {
  * pending request (and records `approval_requested`) in this transaction.
  */
 export async function requestApproval(scope: ClaimScope, gate: ApprovalGate, row: OperationRow): Promise<ClaimResult> {
-  const { deps, trx, request, nowMs } = scope;
-  const approval = await gate.request(trx, {
+  const { deps, trx, work, request } = scope;
+  const approval = await gate.request(trx, work, {
     operation: gatedOperation(row),
     requestedBy: request.principal,
     policy: request.policy.approval ?? APPROVAL_DEFAULTS,
     summary: request.summary,
     command: request.command,
   });
-  const updated = await updateOperation(trx, row, { approval_id: approval.id }, nowMs);
-  return { answer: { outcome: 'approval_required', execute: false, operation: await operationJson(trx, deps.ledger, updated), approval } };
+  // The approvals domain pointed the row at its approval (through the OperationPort).
+  const pointed = { ...row, approval_id: approval.id };
+  return { answer: { outcome: 'approval_required', execute: false, operation: await operationJson(trx, deps.ledger, pointed), approval } };
 }
 
 /** A retry of an operation awaiting approval, or approved and not leased yet (the approval rows of docs/retry-contract.md's outcome table). */
 export async function answerAwaitingApproval(scope: ClaimScope, row: OperationRow): Promise<ClaimResult> {
-  const { deps, trx, request, nowMs } = scope;
+  const { deps, trx, work, request, nowMs } = scope;
   const gated = gateOrRefusal(deps.approvals);
   if ('refusal' in gated) return gated;
-  const standing = await gated.gate.standing(trx, gatedOperation(row), request.policy.approval ?? APPROVAL_DEFAULTS);
+  const standing = await gated.gate.standing(trx, work, gatedOperation(row), request.policy.approval ?? APPROVAL_DEFAULTS);
   const asker = askerOf(request);
   switch (standing.kind) {
     case 'pending':
@@ -58,10 +60,9 @@ export async function answerAwaitingApproval(scope: ClaimScope, row: OperationRo
     }
     case 'granted': {
       const issued = issueLease(nowMs, row.lease_seconds);
-      const leased = await updateOperation(trx, row, {
-        state: 'running', lease_token_hash: issued.tokenHash, lease_expires_at: issued.expiresAtMs,
-      }, nowMs);
-      await deps.ledger.append(trx, { ...changeEvent(leased, 'leased', request.principal.id), agent_run_id: request.agentRunId ?? leased.agent_run_id });
+      const leased = await applyTransition(trx, deps.ledger, row, 'leased', {
+        actor: request.principal.id, nowMs, lease: issued, agentRunId: request.agentRunId,
+      });
       return {
         answer: {
           outcome: 'approved', execute: true, operation: await operationJson(trx, deps.ledger, leased), lease: issued.lease, grant: standing.grant,

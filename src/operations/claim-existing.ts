@@ -2,7 +2,7 @@ import { DomainError, InvariantError } from '../core/errors.js';
 import { retryAfterSeconds } from './lease.js';
 import { askedEvent } from './operation-events.js';
 import { operationJson, type OperationRow } from './operation-json.js';
-import { expireIfDue } from './operation-rows.js';
+import { expireIfDue } from './transitions.js';
 import { askerOf, type ClaimResult, type ClaimScope } from './claim-types.js';
 import { answerAwaitingApproval } from './claim-approval.js';
 import { leaseCanceled } from './claim-release.js';

@@ -5,7 +5,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { MatchedPolicy } from '../policies/policies.js';
 import type { Principal } from '../principals/roles.js';
 import type { Clock } from '../core/time.js';
-import type { Db, Store } from '../store/store.js';
+import type { Db, Store, UnitOfWork } from '../store/store.js';
 import type { Lease } from './lease.js';
 import type { OperationJson, StoredResponse } from './operation-json.js';
 import type { Asker } from './operation-events.js';
@@ -60,6 +60,8 @@ export type ClaimResult = { answer: ClaimAnswer } | { refusal: DomainError };
 export interface ClaimScope {
   deps: OperationDeps;
   trx: Db;
+  /** After-commit work of the claim's transaction (the approval webhook's wake-up). */
+  work: UnitOfWork;
   request: ClaimRequest;
   nowMs: number;
 }

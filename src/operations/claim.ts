@@ -4,11 +4,12 @@ import { rfc3339 } from '../core/time.js';
 import { issueLease, type IssuedLease } from './lease.js';
 import { changeEvent } from './operation-events.js';
 import { operationJson, type OperationRow } from './operation-json.js';
-import { lockOperation, lockOperationByKey } from './operation-rows.js';
-import { takeScope } from './scope-holds.js';
+import { insertOperation, lockOperation, lockOperationByKey } from './operation-rows.js';
+import { giveBackScope, takeScope } from './scope-holds.js';
 import { answerExisting, answerReused } from './claim-existing.js';
 import { gateOrRefusal, requestApproval } from './claim-approval.js';
-import type { ClaimRequest, ClaimResult, ClaimScope, OperationDeps } from './claim-types.js';
+import type { ClaimAnswer, ClaimRequest, ClaimResult, ClaimScope, OperationDeps } from './claim-types.js';
+import { transactOrRefuse } from '../store/refusals.js';
 
 /**
  * The idempotent claim (docs/retry-contract.md). The unique constraint on
@@ -16,9 +17,9 @@ import type { ClaimRequest, ClaimResult, ClaimScope, OperationDeps } from './cla
  * check-then-insert: of any number of concurrent identical claims exactly one
  * inserts; the others find its row and answer from it.
  */
-export async function claimOperation(deps: OperationDeps, request: ClaimRequest): Promise<ClaimResult> {
-  return deps.store.transact(async (trx) => {
-    const scope: ClaimScope = { deps, trx, request, nowMs: deps.clock.now() };
+export async function claimOperation(deps: OperationDeps, request: ClaimRequest): Promise<ClaimAnswer> {
+  const { answer } = await transactOrRefuse(deps.store, async (trx, work): Promise<ClaimResult> => {
+    const scope: ClaimScope = { deps, trx, work, request, nowMs: deps.clock.now() };
     // Most claims carry a new key: insert first, and look the key up only when a unique constraint
     // says it (or the business key) is taken. A scope is taken before its operation exists, and a
     // retry must not meet its own operation's hold as scope_busy, so a scoped claim looks up first.
@@ -29,6 +30,7 @@ export async function claimOperation(deps: OperationDeps, request: ClaimRequest)
     if (sameBusiness) return answerReused(scope, sameBusiness);
     return createOperation(scope);
   });
+  return answer;
 }
 
 async function findByBusinessKey(scope: ClaimScope): Promise<OperationRow | undefined> {
@@ -48,17 +50,15 @@ async function createOperation(scope: ClaimScope): Promise<ClaimResult> {
   const id = newId('op');
   // The scope is taken before the operation exists: a refused claim creates no operation.
   if (request.exclusiveScope !== null) {
-    const taken = await takeScope(scope, id);
-    if (taken) return taken;
+    const taking = await takeScope(scope, id);
+    if ('refusal' in taking) return taking.refusal;
+    // A concurrent identical claim created the operation while we waited on its hold (PostgreSQL).
+    if ('ownKey' in taking) return answerExisting(scope, taking.ownKey);
   }
   const lease = needsApproval ? null : issueLease(nowMs, request.leaseSeconds);
   const inserted = newRow(request, id, nowMs, lease);
   // Any unique constraint (key or business key) makes a concurrent claim lose quietly; it then answers from the winner.
-  // No RETURNING: the row is the one just built, and SQLite's RETURNING tripled the insert's cost.
-  const { numInsertedOrUpdatedRows } = await trx.insertInto('operations').values(inserted)
-    .onConflict((oc) => oc.doNothing())
-    .executeTakeFirstOrThrow();
-  if (!numInsertedOrUpdatedRows) return answerLoser(scope, id);
+  if (!(await insertOperation(trx, inserted))) return answerLoser(scope, id);
 
   await deps.ledger.append(trx, { ...changeEvent(inserted, 'attempted', request.principal.id), payload: request.command });
   if (gated) return requestApproval(scope, gated.gate, inserted);
@@ -68,9 +68,7 @@ async function createOperation(scope: ClaimScope): Promise<ClaimResult> {
 /** The key or the business key is taken (a retry, or a concurrent claim that inserted first): give back our scope hold and answer from that row. */
 async function answerLoser(scope: ClaimScope, ourId: string): Promise<ClaimResult> {
   const { deps, trx, request } = scope;
-  if (request.exclusiveScope !== null) {
-    await trx.deleteFrom('scope_holds').where('account_id', '=', request.accountId).where('operation_id', '=', ourId).execute();
-  }
+  if (request.exclusiveScope !== null) await giveBackScope(trx, request.accountId, ourId);
   const byKey = await lockOperationByKey(deps.store, trx, request.accountId, request.idempotencyKey);
   if (byKey) return answerExisting(scope, byKey);
   const byBusiness = await findByBusinessKey(scope);

@@ -28,9 +28,7 @@ export class Operations {
 
   /** Claims are made in the caller's own account (an admin's too). */
   async claim(principal: Principal, idempotencyKey: string, body: ClaimBody): Promise<ClaimAnswer> {
-    const result = await claimOperation(this.deps, toClaimRequest(this.deps.policies, principal, idempotencyKey, body));
-    if ('refusal' in result) throw result.refusal;
-    return result.answer;
+    return claimOperation(this.deps, toClaimRequest(this.deps.policies, principal, idempotencyKey, body));
   }
 
   async report(principal: Principal, id: string, body: ReportBody): Promise<OperationJson> {

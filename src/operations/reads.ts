@@ -1,7 +1,8 @@
 import { DomainError } from '../core/errors.js';
 import type { JsonValue } from '../core/json.js';
 import { operationJson, type OperationJson, type OperationRow } from './operation-json.js';
-import { expireIfDue, lockOperation } from './operation-rows.js';
+import { lockOperation } from './operation-rows.js';
+import { expireIfDue } from './transitions.js';
 import { isLeased } from './states.js';
 import { sweepExpiredLeases } from './sweeper.js';
 import type { OperationDeps } from './claim-types.js';

@@ -1,19 +1,19 @@
 import type { Principal } from '../principals/roles.js';
 import type { JsonValue } from '../core/json.js';
-import { DomainError, InvariantError } from '../core/errors.js';
+import { DomainError } from '../core/errors.js';
 import { sha256Hex } from '../core/hash.js';
 import { canonicalize } from '../core/jcs.js';
 import type { Db } from '../store/store.js';
 import { leaseTokenMatches } from './lease.js';
-import { changeEvent } from './operation-events.js';
-import { operationJson, type OperationJson, type OperationRow } from './operation-json.js';
-import { expireIfDue, lockOperation, releaseScope, updateOperation } from './operation-rows.js';
+import { transactOrRefuse, type Refusal } from '../store/refusals.js';
+import { operationJson, type OperationJson } from './operation-json.js';
+import { lockOperation } from './operation-rows.js';
+import { applyTransition, expireIfDue, transitionAllowed, type TransitionInput } from './transitions.js';
 import { gatedOperation } from './claim-approval.js';
-import { reportAllowed } from './states.js';
 import { reportData, type ReportBody } from './report-types.js';
 import type { OperationDeps } from './claim-types.js';
 
-type ReportResult = { operation: OperationJson } | { refusal: DomainError };
+type ReportResult = OperationJson | Refusal;
 
 /**
  * A lease holder's report (docs/retry-contract.md#states-and-allowed-reports). The lease token is checked first, so a
@@ -25,7 +25,7 @@ type ReportResult = { operation: OperationJson } | { refusal: DomainError };
 export async function reportEvent(
   deps: OperationDeps, principal: Principal, accountId: string, id: string, body: ReportBody,
 ): Promise<OperationJson> {
-  const result = await deps.store.transact(async (trx): Promise<ReportResult> => {
+  return transactOrRefuse(deps.store, async (trx, work): Promise<ReportResult> => {
     const nowMs = deps.clock.now();
     const locked = await lockOperation(deps.store, trx, accountId, id);
     if (!locked) return { refusal: notFound(id) };
@@ -33,31 +33,26 @@ export async function reportEvent(
     if (!leaseTokenMatches(body.lease_token, row.lease_token_hash)) return { refusal: leaseLost(row.id) };
     // The lease ran out before a terminal report: whatever the holder says now, it no longer owns the operation.
     if (row.state === 'unknown') return { refusal: leaseLost(row.id) };
-    if (body.type === 'heartbeat') return heartbeat(deps, trx, row, nowMs);
+    if (body.type === 'heartbeat') {
+      if (!transitionAllowed('heartbeat', row.state)) {
+        return { refusal: new DomainError('invalid_transition', `a heartbeat is not allowed while the operation is ${row.state}`, { state: row.state }) };
+      }
+      // A heartbeat extends the lease and records nothing (docs/formats.md, Event types).
+      return operationJson(trx, deps.ledger, await applyTransition(trx, deps.ledger, row, 'heartbeat', { actor: principal.id, nowMs }));
+    }
     const digest = sha256Hex(canonicalize(reportData(body)));
-    if (await alreadyReported(trx, row.id, digest)) return { operation: await operationJson(trx, deps.ledger, row) };
-    if (!reportAllowed(body.type, row.state)) {
+    if (await alreadyReported(trx, row.id, digest)) return operationJson(trx, deps.ledger, row);
+    if (!transitionAllowed(body.type, row.state)) {
       return { refusal: new DomainError('invalid_transition', `a "${body.type}" report is not allowed while the operation is ${row.state}`, { state: row.state }) };
     }
     if (body.type === 'sent' && row.approval_id !== null) {
-      const refusal = await gatedOrUnavailable(deps).refuseExpiredGrant(trx, gatedOperation(row));
+      const refusal = await gatedOrUnavailable(deps).refuseExpiredGrant(trx, work, gatedOperation(row));
       if (refusal) return { refusal };
     }
-    const changed = await applyReport(deps, trx, principal, row, body, nowMs);
+    const changed = await applyTransition(trx, deps.ledger, row, body.type, reportInput(principal, body, nowMs));
     await trx.insertInto('operation_reports').values({ operation_id: row.id, digest, account_id: row.account_id, type: body.type }).execute();
-    return { operation: await operationJson(trx, deps.ledger, changed) };
+    return operationJson(trx, deps.ledger, changed);
   });
-  if ('refusal' in result) throw result.refusal;
-  return result.operation;
-}
-
-async function heartbeat(deps: OperationDeps, trx: Db, row: OperationRow, nowMs: number): Promise<ReportResult> {
-  if (!reportAllowed('heartbeat', row.state)) {
-    return { refusal: new DomainError('invalid_transition', `a heartbeat is not allowed while the operation is ${row.state}`, { state: row.state }) };
-  }
-  // A heartbeat extends the lease and records nothing (docs/formats.md, Event types).
-  const extended = await updateOperation(trx, row, { lease_expires_at: nowMs + row.lease_seconds * 1000 }, nowMs);
-  return { operation: await operationJson(trx, deps.ledger, extended) };
 }
 
 async function alreadyReported(trx: Db, operationId: string, digest: string): Promise<boolean> {
@@ -66,36 +61,20 @@ async function alreadyReported(trx: Db, operationId: string, digest: string): Pr
   return found !== undefined;
 }
 
-/** One state change and its one event, in the caller's transaction. */
-async function applyReport(
-  deps: OperationDeps, trx: Db, principal: Principal, row: OperationRow, body: Exclude<ReportBody, { type: 'heartbeat' }>, nowMs: number,
-): Promise<OperationRow> {
+/** What each report sets besides the state; the transition table says the rest. */
+function reportInput(principal: Principal, body: Exclude<ReportBody, { type: 'heartbeat' }>, nowMs: number): TransitionInput {
+  const input = { actor: principal.id, nowMs };
   switch (body.type) {
-    case 'sent': {
-      const sent = await updateOperation(trx, row, { state: 'sent' }, nowMs);
-      await deps.ledger.append(trx, changeEvent(sent, 'sent', principal.id));
-      return sent;
-    }
-    case 'accepted': {
-      const accepted = await updateOperation(trx, row, { state: 'accepted', provider_ref: body.provider_ref }, nowMs);
-      await deps.ledger.append(trx, changeEvent(accepted, 'accepted', principal.id));
-      return accepted;
-    }
-    case 'completed': {
-      const done = { ...row, state: body.outcome, response_status: body.response.status };
+    case 'accepted':
+      return { ...input, set: { provider_ref: body.provider_ref } };
+    case 'completed':
       // The response is sensitive: it lives only in the event's encrypted payload; the row points at its seq.
-      const event = await deps.ledger.append(trx, changeEvent(done, 'completed', principal.id, { outcome: body.outcome, response: body.response as unknown as JsonValue }));
-      await releaseScope(trx, row);
-      return updateOperation(trx, row, { state: body.outcome, response_status: body.response.status, response_seq: event.seq }, nowMs);
-    }
-    case 'canceled': {
-      const canceled = await updateOperation(trx, row, { state: 'canceled' }, nowMs);
-      await deps.ledger.append(trx, changeEvent(canceled, 'canceled', principal.id));
-      await releaseScope(trx, row);
-      return canceled;
-    }
+      return {
+        ...input, to: body.outcome, set: { response_status: body.response.status }, responseInEvent: true,
+        payload: { outcome: body.outcome, response: body.response as unknown as JsonValue },
+      };
     default:
-      throw new InvariantError('unexpected report type');
+      return input;
   }
 }
 

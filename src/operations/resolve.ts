@@ -1,9 +1,10 @@
 import type { Principal } from '../principals/roles.js';
 import type { JsonValue } from '../core/json.js';
 import { DomainError } from '../core/errors.js';
-import { changeEvent } from './operation-events.js';
+import { transactOrRefuse, type Refusal } from '../store/refusals.js';
 import { operationJson, type OperationJson, type StoredResponse } from './operation-json.js';
-import { expireIfDue, lockOperation, releaseScope, updateOperation } from './operation-rows.js';
+import { lockOperation } from './operation-rows.js';
+import { applyTransition, expireIfDue, transitionAllowed } from './transitions.js';
 import { notFound } from './reports.js';
 import type { OperationDeps } from './claim-types.js';
 
@@ -22,31 +23,22 @@ export interface ResolveBody {
 export async function resolveOperation(
   deps: OperationDeps, principal: Principal, accountId: string, id: string, body: ResolveBody,
 ): Promise<OperationJson> {
-  const result = await deps.store.transact(async (trx): Promise<{ operation: OperationJson } | { refusal: DomainError }> => {
+  return transactOrRefuse(deps.store, async (trx): Promise<OperationJson | Refusal> => {
     const nowMs = deps.clock.now();
     const locked = await lockOperation(deps.store, trx, accountId, id);
     if (!locked) return { refusal: notFound(id) };
     const row = await expireIfDue(trx, deps.ledger, locked, nowMs);
-    if (row.state !== 'unknown') {
+    if (!transitionAllowed('resolved', row.state)) {
       return { refusal: new DomainError('invalid_transition', `only an unknown operation can be resolved; this one is ${row.state}`, { state: row.state }) };
     }
     const response = body.response ?? null;
-    const settled = {
-      ...row, state: body.state, provider_ref: body.provider_ref ?? row.provider_ref, response_status: response?.status ?? null,
-    };
-    const payload = { note: body.note, provider_ref: body.provider_ref ?? null, response } as unknown as JsonValue;
-    const event = await deps.ledger.append(trx, changeEvent(settled, 'resolved', principal.id, payload));
-    await releaseScope(trx, row);
-    const updated = await updateOperation(trx, row, {
-      state: settled.state,
-      provider_ref: settled.provider_ref,
-      response_status: settled.response_status,
-      response_seq: response ? event.seq : null,
-      // Fences off the worker that lost the lease: it can no longer report anything on this operation.
-      lease_token_hash: null,
-    }, nowMs);
-    return { operation: await operationJson(trx, deps.ledger, updated) };
+    const provider_ref = body.provider_ref ?? row.provider_ref;
+    const settled = await applyTransition(trx, deps.ledger, row, 'resolved', {
+      actor: principal.id, nowMs, to: body.state, set: { provider_ref, response_status: response?.status ?? null },
+      payload: { note: body.note, provider_ref: body.provider_ref ?? null, response } as unknown as JsonValue,
+      // Later retries replay the response the admin found downstream.
+      responseInEvent: response !== null,
+    });
+    return operationJson(trx, deps.ledger, settled);
   });
-  if ('refusal' in result) throw result.refusal;
-  return result.operation;
 }

@@ -1,6 +1,6 @@
 import type { Db } from '../store/store.js';
-import { expireIfDue, lockOperation } from './operation-rows.js';
-import { LEASED_STATES } from './states.js';
+import { lockOperation } from './operation-rows.js';
+import { expireIfDue, TRANSITIONS } from './transitions.js';
 import type { OperationDeps } from './claim-types.js';
 
 const BATCH = 100;
@@ -14,7 +14,7 @@ const BATCH = 100;
 export async function sweepExpiredLeases(deps: OperationDeps, accountId?: string): Promise<number> {
   const nowMs = deps.clock.now();
   let query = deps.store.db.selectFrom('operations').select(['account_id', 'id'])
-    .where('state', 'in', LEASED_STATES).where('lease_expires_at', '<=', nowMs);
+    .where('state', 'in', TRANSITIONS.lease_expired.from).where('lease_expires_at', '<=', nowMs);
   if (accountId !== undefined) query = query.where('account_id', '=', accountId);
   const due = await query.orderBy('lease_expires_at').limit(BATCH).execute();
   let expired = 0;

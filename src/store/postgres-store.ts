@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { Kysely, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../schema/database.js';
-import { StoreUnavailableError, type CommitObserver, type Db, type Store } from './store.js';
+import { AfterCommit, StoreUnavailableError, type CommitObserver, type Db, type Store, type UnitOfWork } from './store.js';
 
 // int8 columns (seq, epoch ms) come back as numbers; every value we store in them is below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (text) => {
@@ -53,11 +53,15 @@ export class PostgresStore implements Store {
    * before COMMIT was sent is retried too (the server rolled the transaction back); one lost during
    * COMMIT may or may not have committed, so it is never retried: it surfaces as store_unavailable.
    */
-  async transact<T>(run: (trx: Db) => Promise<T>): Promise<T> {
+  async transact<T>(run: (trx: Db, work: UnitOfWork) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       const progress = { committing: false };
+      // A fresh list per attempt: an attempt that rolled back leaves nothing to run.
+      const work = new AfterCommit();
       try {
-        return await this.db.connection().execute((connection) => runTransaction(connection, run, progress, this.onCommit));
+        const result = await this.db.connection().execute((connection) => runTransaction(connection, (trx) => run(trx, work), progress, this.onCommit));
+        work.run();
+        return result;
       } catch (error) {
         const code = (error as { code?: string }).code;
         const lost = isConnectionLoss(error);
@@ -68,8 +72,9 @@ export class PostgresStore implements Store {
     }
   }
 
-  forUpdate<QB extends SelectQueryBuilder<any, any, any>>(query: QB): QB {
-    return query.forUpdate() as QB;
+  forUpdate<QB extends SelectQueryBuilder<any, any, any>>(query: QB, options: { skipLocked?: boolean } = {}): QB {
+    const locked = query.forUpdate();
+    return (options.skipLocked ? locked.skipLocked() : locked) as QB;
   }
 
 

@@ -4,14 +4,14 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../schema/database.js';
 import { WalSync } from './wal-sync.js';
-import { StoreUnavailableError, type CommitObserver, type Db, type Store } from './store.js';
+import { AfterCommit, StoreUnavailableError, type CommitObserver, type Db, type Store, type UnitOfWork } from './store.js';
 
 const MAX_BATCH = 256;
 /** Distinct SQL texts kept prepared; `in (…)` lists of varying length make new texts, so the cache is bounded. */
 const MAX_STATEMENTS = 500;
 
 interface Unit {
-  run: (trx: Db) => Promise<unknown>;
+  run: (trx: Db, work: UnitOfWork) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -71,14 +71,14 @@ export class SqliteStore implements Store {
     return statement;
   }
 
-  transact<T>(run: (trx: Db) => Promise<T>): Promise<T> {
+  transact<T>(run: (trx: Db, work: UnitOfWork) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
       if (!this.draining) void this.drain();
     });
   }
 
-  forUpdate<QB extends SelectQueryBuilder<any, any, any>>(query: QB): QB {
+  forUpdate<QB extends SelectQueryBuilder<any, any, any>>(query: QB, _options?: { skipLocked?: boolean }): QB {
     return query;
   }
 
@@ -110,7 +110,7 @@ export class SqliteStore implements Store {
   }
 
   private async runBatch(conn: Db, batch: Unit[]): Promise<void> {
-    const settled: Array<{ unit: Unit; ok: boolean; value: unknown }> = [];
+    const settled: Array<{ unit: Unit; ok: boolean; value: unknown; work: AfterCommit }> = [];
     try {
       this.control.begin.run();
     } catch (error) {
@@ -119,14 +119,15 @@ export class SqliteStore implements Store {
     }
     for (const unit of batch) {
       this.control.savepoint.run();
+      const work = new AfterCommit();
       try {
-        const value = await unit.run(conn);
+        const value = await unit.run(conn, work);
         this.control.release.run();
-        settled.push({ unit, ok: true, value });
+        settled.push({ unit, ok: true, value, work });
       } catch (error) {
         this.control.rollbackTo.run();
         this.control.release.run();
-        settled.push({ unit, ok: false, value: error });
+        settled.push({ unit, ok: false, value: error, work });
       }
     }
     const began = performance.now();
@@ -141,6 +142,8 @@ export class SqliteStore implements Store {
     const durable = this.walSync.request().then(
       () => {
         this.onCommit?.(batch.length, (performance.now() - began) / 1000);
+        // After-commit work runs once the batch is durable, and never for a unit rolled back to its savepoint.
+        for (const { ok, work } of settled) if (ok) work.run();
         for (const { unit, ok, value } of settled) (ok ? unit.resolve : unit.reject)(value);
       },
       (error: unknown) => {

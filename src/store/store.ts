@@ -13,9 +13,13 @@ export type CommitObserver = (units: number, seconds: number) => void;
 export interface Store {
   readonly db: Db;
   readonly dialect: Dialect;
-  transact<T>(unit: (trx: Db) => Promise<T>): Promise<T>;
-  /** `SELECT … FOR UPDATE` where the dialect has row locks; SQLite's writer lock already serialises. */
-  forUpdate<QB extends SelectQueryBuilder<any, any, any>>(query: QB): QB;
+  /** Runs `unit` in a transaction; `work.afterCommit` registers what runs once it has committed. */
+  transact<T>(unit: (trx: Db, work: UnitOfWork) => Promise<T>): Promise<T>;
+  /**
+   * `SELECT … FOR UPDATE` where the dialect has row locks; SQLite's writer lock already serialises.
+   * `skipLocked`: rows another transaction holds are passed over (work queues shared by instances).
+   */
+  forUpdate<QB extends SelectQueryBuilder<any, any, any>>(query: QB, options?: { skipLocked?: boolean }): QB;
   /** Told after each COMMIT how many units it carried and how long it took (for /metrics). */
   onCommit: CommitObserver | null;
   close(): Promise<void>;
@@ -29,5 +33,39 @@ export class StoreUnavailableError extends Error {
   constructor(cause: unknown) {
     super('the store is unreachable; retry later with the same idempotency key', { cause });
     this.name = 'StoreUnavailableError';
+  }
+}
+
+/** What a unit of work may ask of its transaction besides SQL. */
+export interface UnitOfWork {
+  /**
+   * Runs `callback` once this unit's transaction has committed, and never if it rolls back (nor for
+   * an attempt that was retried). For work outside the database that must not see uncommitted
+   * state, e.g. waking a delivery loop. A callback that throws is reported, not rethrown: the
+   * commit has happened and its caller gets its answer.
+   */
+  afterCommit(callback: () => void): void;
+}
+
+/** Collects one unit's after-commit callbacks; the store runs them once its COMMIT has returned. */
+export class AfterCommit implements UnitOfWork {
+  private callbacks: Array<() => void> | null = null;
+
+  afterCommit(callback: () => void): void {
+    (this.callbacks ??= []).push(callback);
+  }
+
+  /** Called by the store after COMMIT returned. */
+  run(): void {
+    const callbacks = this.callbacks;
+    this.callbacks = null;
+    if (!callbacks) return;
+    for (const callback of callbacks) {
+      try {
+        callback();
+      } catch (error) {
+        process.stderr.write(`gatehouse: an after-commit callback failed: ${String(error)}\n`);
+      }
+    }
   }
 }
