@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import type { Config } from './config.js';
 
 export const MASTER_KEY_FILE = 'master.key';
 export const SIGNING_KEY_FILE = 'signing.key';
@@ -27,7 +26,14 @@ export function createKeyFiles(dataDir: string): void {
   }
 }
 
-export function loadKeyMaterial(config: Config): KeyMaterial {
+/** Where the keys come from: the environment's base64 values win over the data dir's files (a Config fits). */
+export interface KeySources {
+  dataDir: string;
+  masterKeyBase64: string | null;
+  signingKeyBase64: string | null;
+}
+
+export function loadKeyMaterial(config: KeySources): KeyMaterial {
   return {
     masterKey: config.masterKeyBase64
       ? decodeKey(config.masterKeyBase64, 'GATEHOUSE_MASTER_KEY')

@@ -14,7 +14,7 @@ import { APPROVAL_DEFAULTS, policyFileSchema, type PolicyEntry, type PolicyFile 
 import { compilePattern, PatternError, shadows, type RoutePattern } from './route-match.js';
 import { offsetOfPointer, positionOf } from './source-position.js';
 import { parseTemplate, TemplateError } from './templates.js';
-import type { MatchedPolicy } from './policies.js';
+import type { MatchedPolicy } from './matched-policy.js';
 
 export { PolicyConfigError } from './config-error.js';
 

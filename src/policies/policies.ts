@@ -6,24 +6,10 @@
 import type { JsonValue } from '../core/json.js';
 import { loadPolicyConfig, parsePolicyConfig, type CompiledPolicy } from './load-config.js';
 import { patternMatches } from './route-match.js';
+import type { MatchedPolicy } from './matched-policy.js';
 
 export { PolicyConfigError } from './config-error.js';
-
-export interface ApprovalPolicy {
-  approvers: number;
-  ttl_seconds: number;
-  request_ttl_seconds: number;
-}
-
-export interface MatchedPolicy {
-  approval: ApprovalPolicy | null;
-  /** Applies the schema's defaults to a copy and validates; throws DomainError command_invalid with `errors`. */
-  prepareCommand(command: JsonValue): JsonValue;
-  /** Template over JSON Pointers, e.g. "alert:{/event_id}"; null without one. Throws DomainError command_invalid. */
-  businessKey(command: JsonValue): string | null;
-  /** e.g. "deploy:{/environment}"; null without one. Throws DomainError command_invalid. */
-  exclusiveScope(command: JsonValue): string | null;
-}
+export type { ApprovalPolicy, MatchedPolicy } from './matched-policy.js';
 
 /** No matching policy: the command as sent, no approval, no keys. */
 const NO_POLICY: MatchedPolicy = Object.freeze({
