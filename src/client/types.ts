@@ -3,7 +3,7 @@
 import type { JsonObject, JsonValue } from '../core/json.js';
 import type { Checkpoint, OperationJson, OperationReport, OperationState, OperationSummary, StoredResponse } from '../core/wire.js';
 import type { SignedGrant } from '../core/grant.js';
-import type { EventHeader } from '../core/event-hash.js';
+import type { EventHeader } from '../core/event-shape.js';
 
 export type { Checkpoint, EventHeader, JsonObject, JsonValue, OperationJson, OperationState, OperationSummary, SignedGrant, StoredResponse };
 export { TERMINAL_STATES } from '../core/wire.js';

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import test, { type ExecutionContext } from 'ava';
-import { eventHash, type EventHeader } from '../../src/core/event-hash.js';
+import { eventHash } from '../../src/core/event-hash.js';
+import type { EventHeader } from '../../src/core/event-shape.js';
 import { runCli } from '../helpers/cli.js';
 import { createLedger, readLines, verifyJson, writeLines, type TestLedger } from './ledger-fixture.js';
 
