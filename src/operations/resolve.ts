@@ -1,18 +1,15 @@
 import type { Principal } from '../principals/roles.js';
 import type { JsonValue } from '../core/json.js';
 import { DomainError } from '../core/errors.js';
+import type { ResolveOperationBody } from '../core/request-bodies.js';
 import { changeEvent } from './operation-events.js';
-import { operationJson, type OperationJson, type StoredResponse } from './operation-json.js';
+import { operationJson, type OperationJson } from './operation-json.js';
 import { expireIfDue, lockOperation, releaseScope, updateOperation } from './operation-rows.js';
 import { notFound } from './reports.js';
 import type { OperationDeps } from './claim-types.js';
 
-export interface ResolveBody {
-  state: 'succeeded' | 'failed' | 'canceled';
-  note: string;
-  provider_ref?: string;
-  response?: StoredResponse;
-}
+/** The body of `POST /v1/operations/{id}/resolve` (schema/requests/resolve-operation.json). */
+export type ResolveBody = ResolveOperationBody;
 
 /**
  * An admin settles an `unknown` operation with the evidence a reconciler found
