@@ -5,7 +5,7 @@ import { eventHash } from '../../src/core/event-hash.js';
 import { EVENT_HEADER_FIELDS, GENESIS_PREV_HASH, type EventHeader } from '../../src/core/event-shape.js';
 import { openContext, type AppContext } from '../../src/context.js';
 import type { Checkpoint } from '../../src/ledger/checkpoints.js';
-import { runCli, type CliResult } from '../helpers/cli.js';
+import { runCli, type CliResult } from '../helpers/server-process.js';
 import { createTestStore, type StoreKind, type TestStore } from '../helpers/stores.js';
 
 export const ACCOUNT = 'acme';

@@ -9,7 +9,7 @@ import { VerificationRun } from '../../src/verify/run.js';
 import { SqliteLedgerReader } from '../../src/verify/sqlite-reader.js';
 import { verifySlices } from '../../src/verify/sqlite-slices.js';
 import { keysFromDataDir } from '../../src/verify/trust.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/server-process.js';
 import { ACCOUNT, createLedger, rechain, tamperSqlite, type TestLedger } from './ledger-fixture.js';
 
 /**

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import test from 'ava';
 import { EVENT_ROW_COLUMNS } from '../../src/core/event-shape.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/server-process.js';
 import { ACCOUNT, createLedger, rechain, tamperSqlite, verifyJson, type TestLedger } from './ledger-fixture.js';
 
 /** The tamper matrix of issue 2 on a SQLite file, through the real `gatehouse verify --db`. */
