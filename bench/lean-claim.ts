@@ -18,7 +18,8 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import Koa from 'koa';
 import { canonicalBytes } from '../src/core/jcs.js';
-import { eventHash, GENESIS_PREV_HASH, type EventHeader } from '../src/core/event-hash.js';
+import { eventHash } from '../src/core/event-hash.js';
+import { EVENT_HEADER_FIELDS, EVENT_ROW_COLUMNS, GENESIS_PREV_HASH, type EventHeader } from '../src/core/event-shape.js';
 import { fingerprint } from '../src/core/fingerprint.js';
 import { sha256Hex } from '../src/core/hash.js';
 import type { JsonValue } from '../src/core/json.js';
@@ -51,8 +52,7 @@ const insertOperation = db.prepare(`INSERT INTO operations (id, account_id, idem
   exclusive_scope, agent_run_id, provider_ref, requested_by, lease_seconds, lease_token_hash, lease_expires_at, response_seq, response_status,
   approval_id, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, ?, 'running', NULL, NULL, ?, NULL, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, 1)
   ON CONFLICT DO NOTHING`);
-const insertEvent = db.prepare(`INSERT INTO events (account_id, seq, ts, type, operation_id, idempotency_key, fingerprint, actor, agent_run_id,
-  method, route, state, provider_ref, response_status, payload_hash, prev_hash, hash, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+const insertEvent = db.prepare(`INSERT INTO events (${EVENT_ROW_COLUMNS.join(', ')}) VALUES (${EVENT_ROW_COLUMNS.map(() => '?').join(', ')})`);
 const moveHead = db.prepare('UPDATE chains SET size = ?, head_hash = ?, frontier = ? WHERE account_id = ? AND size = ?');
 db.prepare('INSERT INTO chains (account_id, size, head_hash, frontier, checkpoint_size) VALUES (?, 0, ?, ?, 0)').run(ACCOUNT, GENESIS_PREV_HASH, '[]');
 
@@ -92,7 +92,7 @@ function write(c: Claim): unknown {
   };
   const hash = eventHash(header);
   frontier.appendEventHash(hash);
-  insertEvent.run(ACCOUNT, seq, header.ts, header.type, id, c.key, fp, ACTOR, agentRunId, method, route, 'running', null, null, header.payload_hash, headHash, hash, payload);
+  insertEvent.run(...EVENT_HEADER_FIELDS.map((f) => header[f]), hash, payload);
   moveHead.run(seq, hash, JSON.stringify(frontier.toJSON()), ACCOUNT, seq - 1);
   headHash = hash;
   return {

@@ -12,7 +12,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { openStore } from '../src/store/open-store.js';
-import { type EventHeader, GENESIS_PREV_HASH, eventHash } from '../src/core/event-hash.js';
+import { eventHash } from '../src/core/event-hash.js';
+import { EVENT_HEADER_FIELDS, EVENT_ROW_COLUMNS, type EventHeader, GENESIS_PREV_HASH } from '../src/core/event-shape.js';
 import { canonicalBytes } from '../src/core/jcs.js';
 import type { JsonValue } from '../src/core/json.js';
 import { sha256Hex } from '../src/core/hash.js';
@@ -62,8 +63,7 @@ async function writeEvents(dbFile: string, accountId: string, total: number, mas
   db.prepare('INSERT INTO accounts (id, wrapped_data_key, shredded_at, created_at) VALUES (?, ?, NULL, ?)')
     .run(accountId, Buffer.from(wrapDataKey(sodium, masterKey, accountId, dataKey)), new Date(start).toISOString());
   const insert = db.prepare(
-    'INSERT INTO events (seq, account_id, ts, type, operation_id, idempotency_key, fingerprint, actor, agent_run_id, method, route, state, ' +
-      'provider_ref, response_status, payload_hash, prev_hash, hash, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    `INSERT INTO events (${EVENT_ROW_COLUMNS.join(', ')}) VALUES (${EVENT_ROW_COLUMNS.map(() => '?').join(', ')})`,
   );
   const insertCheckpoint = db.prepare('INSERT INTO checkpoints (account_id, tree_size, root_hash, created_at, note) VALUES (?, ?, ?, ?, ?)');
   const frontier = new MerkleFrontier();
@@ -84,7 +84,7 @@ async function writeEvents(dbFile: string, accountId: string, total: number, mas
         response_status: step === 4 ? 201 : null, payload_hash: payload === null ? null : sha256Hex(payload), prev_hash: prev,
       };
       const hash = eventHash(header);
-      insert.run(...Object.values(header), hash, payload);
+      insert.run(...EVENT_HEADER_FIELDS.map((f) => header[f]), hash, payload);
       prev = hash;
       frontier.append(leafHash(Buffer.from(hash, 'hex')));
       if (seq % 1000 === 0 || seq === total) {

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { hash } from 'node:crypto';
 import os from 'node:os';
 import BetterSqlite3 from 'better-sqlite3';
-import { type EventHeader } from '../src/core/event-hash.js';
+import { EVENT_ROW_COLUMNS, type EventHeader } from '../src/core/event-shape.js';
 import { canonicalize } from '../src/core/jcs.js';
 import type { JsonObject } from '../src/core/json.js';
 import { MerkleFrontier, leafHash } from '../src/core/merkle.js';
@@ -93,8 +93,7 @@ function runMeasured(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Child
   });
 }
 
-const COLUMNS = 'seq, account_id, ts, type, operation_id, idempotency_key, fingerprint, actor, agent_run_id, method, route, state, ' +
-  'provider_ref, response_status, payload_hash, prev_hash, hash, payload';
+const COLUMNS = EVENT_ROW_COLUMNS.join(', ');
 
 /**
  * The ceiling: the same events' bytes prepared outside the clock (canonical header bytes,

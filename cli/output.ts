@@ -2,7 +2,6 @@ import { DomainError } from '../src/core/errors.js';
 import { KeyFileError } from '../src/config/key-files.js';
 import { PolicyConfigError } from '../src/policies/config-error.js';
 
-export const EXIT_OK = 0;
 export const EXIT_TAMPERED = 1;
 export const EXIT_USAGE = 2;
 

@@ -1,3 +1,4 @@
+import type { DecideApprovalBody } from '../core/request-bodies.js';
 import type { Db } from '../store/store.js';
 import { rfc3339 } from '../core/time.js';
 import { signGrant } from '../core/grant.js';
@@ -10,11 +11,8 @@ import type { Gate } from './gate.js';
 import { eventFacts } from './gate.js';
 import { loadOperation, viewOf, type ApprovalDeps, type ApprovalRow, type OperationFacts } from './records.js';
 
-export interface DecisionInput {
-  decision: 'approve' | 'deny';
-  fingerprint: string;
-  reason?: string | null;
-}
+/** An approver's decision (schema/requests/decide-approval.json). */
+export type DecisionInput = DecideApprovalBody;
 
 
 /**

@@ -1,6 +1,7 @@
 // The typed HTTP client: one method per route of the v1 contract. Error answers become
 // GatehouseErrors; outcome bodies (in_progress, unknown, denied, replayed, ...) are values.
 import type { JsonObject, JsonValue } from '../core/json.js';
+import type { CreatePrincipalBody, DecideApprovalBody, FingerprintBody } from '../core/request-bodies.js';
 import { GatehouseError, GatehouseTransportError } from './errors.js';
 import type {
   Approval,
@@ -14,7 +15,6 @@ import type {
   Page,
   Principal,
   ResolveRequest,
-  Role,
   SigningKey,
   TimelineEvent,
 } from './types.js';
@@ -198,14 +198,14 @@ export class GatehouseClient {
   /** `POST /v1/approvals/{id}/decisions`; `fingerprint` is the one the approver was shown. */
   async decide(
     approvalId: string,
-    decision: { decision: 'approve' | 'deny'; fingerprint: string; reason?: string },
+    decision: DecideApprovalBody,
   ): Promise<{ approval: Approval } & JsonObject> {
     return this.#json('POST', `/v1/approvals/${enc(approvalId)}/decisions`, { body: decision });
   }
 
   // ---- fingerprint, keys, health ----------------------------------------------------------
 
-  async fingerprint(body: { method: string; route: string; command: JsonValue }): Promise<string> {
+  async fingerprint(body: FingerprintBody): Promise<string> {
     const res = await this.#json<{ fingerprint: string }>('POST', '/v1/fingerprint', { body });
     return res.fingerprint;
   }
@@ -252,7 +252,7 @@ export class GatehouseClient {
 
   // ---- principals -------------------------------------------------------------------------
 
-  async createPrincipal(body: { account_id: string; roles: Role[]; name?: string }): Promise<{ principal: Principal; key: string }> {
+  async createPrincipal(body: CreatePrincipalBody): Promise<{ principal: Principal; key: string }> {
     return this.#json('POST', '/v1/principals', { body });
   }
 }

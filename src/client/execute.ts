@@ -11,7 +11,6 @@
 // 4. Stop on a fingerprint conflict. A known business failure is completed as `failed` and is
 //    replayed, never re-executed, until the task (the intent) changes.
 // 5. A write that throws after `sent` is left to become `unknown`: the client never guesses.
-import type { JsonValue } from '../core/json.js';
 import type { GatehouseClient } from './client.js';
 import { GatehouseError, GatehouseTransportError, GrantVerificationError } from './errors.js';
 import { PinnedKeys, verifyGrant } from './grant.js';
@@ -349,20 +348,19 @@ function claimBody(spec: CommandSpec): ClaimRequest {
   return body;
 }
 
+/**
+ * The server names the operation in `operation_id` on both refusals (the stored operation on
+ * fingerprint_mismatch, the scope's holder on scope_busy) and its `state` on fingerprint_mismatch
+ * only (src/operations/claim-existing.ts, scope-holds.ts).
+ */
 function conflictOf(err: GatehouseError, key: string): ExecuteResult | undefined {
   if (err.code !== 'fingerprint_mismatch' && err.code !== 'scope_busy') return undefined;
-  const operationId = pickString(err.extra, ['operation_id', 'holding_operation_id', 'holder_operation_id']);
-  const state = pickString(err.extra, ['state']);
-  return { kind: 'conflict', idempotencyKey: key, code: err.code, message: err.message, operationId, state };
-}
-
-function pickString(obj: Record<string, JsonValue>, names: string[]): string | undefined {
-  for (const n of names) {
-    const v = obj[n];
-    if (typeof v === 'string') return v;
-    if (v && typeof v === 'object' && !Array.isArray(v) && typeof v.id === 'string') return v.id;
-  }
-  return undefined;
+  const { operation_id: operationId, state } = err.extra;
+  return {
+    kind: 'conflict', idempotencyKey: key, code: err.code, message: err.message,
+    operationId: typeof operationId === 'string' ? operationId : undefined,
+    state: typeof state === 'string' ? state : undefined,
+  };
 }
 
 function replayedOf(key: string, op: Operation, response: StoredResponse | null | undefined): ExecuteResult {

@@ -3,7 +3,8 @@
 import type { JsonObject, JsonValue } from '../core/json.js';
 import type { Checkpoint, OperationJson, OperationReport, OperationState, OperationSummary, StoredResponse } from '../core/wire.js';
 import type { SignedGrant } from '../core/grant.js';
-import type { EventHeader } from '../core/event-hash.js';
+import type { EventHeader } from '../core/event-shape.js';
+import type { ClaimOperationBody, ResolveOperationBody } from '../core/request-bodies.js';
 
 export type { Checkpoint, EventHeader, JsonObject, JsonValue, OperationJson, OperationState, OperationSummary, SignedGrant, StoredResponse };
 export { TERMINAL_STATES } from '../core/wire.js';
@@ -48,17 +49,8 @@ export interface Approval {
   state: ApprovalState;
 }
 
-/** The body of `POST /v1/operations`. */
-export interface ClaimRequest {
-  method: string;
-  route: string;
-  command: JsonValue;
-  agent_run_id?: string;
-  business_key?: string;
-  exclusive_scope?: string;
-  lease_seconds?: number;
-  summary?: Summary;
-}
+/** The body of `POST /v1/operations`: the server's own type (schema/requests/claim-operation.json). */
+export type ClaimRequest = ClaimOperationBody;
 
 interface ClaimBase {
   /** HTTP status of the answer. */
@@ -85,12 +77,8 @@ export type ClaimOutcome = ClaimResponse['outcome'];
 
 export type OperationEvent = OperationReport;
 
-export interface ResolveRequest {
-  state: 'succeeded' | 'failed' | 'canceled';
-  note: string;
-  provider_ref?: string;
-  response?: StoredResponse;
-}
+/** The body of `POST /v1/operations/{id}/resolve` (schema/requests/resolve-operation.json). */
+export type ResolveRequest = ResolveOperationBody;
 
 export interface Page<T> {
   items: T[];

@@ -37,8 +37,8 @@ import { payloadOpens, unwrapAccountDataKey } from './account-data-key.js';
 import { CheckpointRoots } from './checkpoint-roots.js';
 import { CheckpointTrust, type VerifierCheckpoint } from './checkpoint-trust.js';
 import { EventChecks, chainedHash } from './event-checks.js';
-import { GENESIS_PREV_HASH, checkEventRow } from './event-hash.js';
-import { headerProblem, isPositiveInt } from './event-shape.js';
+import { checkEventRow } from './event-hash.js';
+import { GENESIS_PREV_HASH, headerProblem, isPositiveInt } from './event-shape.js';
 import { FirstFailure } from './first-failure.js';
 import { MerkleFrontier } from './merkle.js';
 import type { NoteVerifierKey } from './signing-key.js';
@@ -105,7 +105,7 @@ export class ChainVerifier {
   }
 
   /**
-   * Check one event given as a database row (EVENT_COLUMNS order, src/verify/columns.ts: the
+   * Check one event given as a database row (EVENT_ROW_COLUMNS order, event-shape.ts: the
    * 16 header fields in contract order, then hash and payload), in stored order. The fast path
    * for readers of 1M-row ledgers: it builds no header object. A row is taken here only when
    * every check passes (right types, seq and link as expected, header hashes to the stored hash,

@@ -6,8 +6,8 @@
  * same checks; it only says whether all of them pass.
  */
 import { payloadOpens } from './account-data-key.js';
-import { type EventHeader, eventHash } from './event-hash.js';
-import { HEX64 } from './event-shape.js';
+import { eventHash } from './event-hash.js';
+import { type EventHeader, HEX64 } from './event-shape.js';
 import type { FirstFailure } from './first-failure.js';
 import { sha256Digest } from './merkle.js';
 

@@ -1,58 +1,125 @@
 /**
- * The shape of an event header as the verifier receives it from untrusted input (a database
- * row or an export line): exactly the contract's 16 fields with their types (docs/formats.md#events).
+ * The event header (docs/formats.md#events): its 16 fields, their order
+ * and their types, written once. Everything that reads or writes a header derives from
+ * EVENT_HEADER: the EventHeader type, the field list, a row's column order and positions
+ * (storage, export, the verify readers, the timeline), the hash's JCS fast path
+ * (event-hash.ts) and the checks of untrusted headers (headerProblem).
  */
-import { EVENT_HEADER_FIELDS } from './event-hash.js';
+
+/**
+ * Field → kind, in contract order (object keys keep insertion order). `seq` is a positive safe
+ * integer; `text` a string; `text?` a string or null; `int?` a safe integer or null; `hex64?`
+ * 64 lowercase hex digits or null.
+ */
+export const EVENT_HEADER = {
+  seq: 'seq',
+  account_id: 'text',
+  ts: 'text',
+  type: 'text',
+  operation_id: 'text?',
+  idempotency_key: 'text?',
+  fingerprint: 'text?',
+  actor: 'text?',
+  agent_run_id: 'text?',
+  method: 'text?',
+  route: 'text?',
+  state: 'text?',
+  provider_ref: 'text?',
+  response_status: 'int?',
+  payload_hash: 'hex64?',
+  prev_hash: 'text',
+} as const;
+
+type FieldKind = (typeof EVENT_HEADER)[keyof typeof EVENT_HEADER];
+interface KindType { seq: number; text: string; 'text?': string | null; 'int?': number | null; 'hex64?': string | null }
+
+export type EventHeaderField = keyof typeof EVENT_HEADER;
+
+/** The hashed part of an event. Absent values are null, never omitted. */
+export type EventHeader = { -readonly [F in EventHeaderField]: KindType[(typeof EVENT_HEADER)[F]] };
+
+type NullableField = { [F in EventHeaderField]: null extends EventHeader[F] ? F : never }[EventHeaderField];
+
+/** A header's values with the nullable ones optional (absent = null), e.g. what an append is given. */
+export type EventHeaderValues = Omit<EventHeader, NullableField> & Partial<Pick<EventHeader, NullableField>>;
+
+/** Every header field, in contract order. */
+export const EVENT_HEADER_FIELDS = Object.freeze(Object.keys(EVENT_HEADER)) as readonly EventHeaderField[];
+
+const KINDS: readonly FieldKind[] = EVENT_HEADER_FIELDS.map((f) => EVENT_HEADER[f]);
+
+/**
+ * An event as a row (readers select rows as arrays, no per-row objects): the header fields in
+ * contract order, then the stored hash and the sealed payload.
+ */
+export const EVENT_ROW_COLUMNS = Object.freeze([...EVENT_HEADER_FIELDS, 'hash', 'payload'] as const);
+
+/** Each field's position in a row. */
+export const ROW = Object.freeze(Object.fromEntries(EVENT_HEADER_FIELDS.map((f, i) => [f, i]))) as Readonly<Record<EventHeaderField, number>>;
+export const ROW_HASH = EVENT_HEADER_FIELDS.length;
+export const ROW_PAYLOAD = EVENT_HEADER_FIELDS.length + 1;
+
+/** prev_hash of seq 1. */
+export const GENESIS_PREV_HASH = '0'.repeat(64);
+
+/**
+ * Exactly the header fields of `values`, in contract order, an absent nullable field as null:
+ * the one conversion from a stored row, an append's input or a parsed header to an EventHeader.
+ */
+export function toEventHeader(values: EventHeaderValues): EventHeader {
+  const header: Record<string, unknown> = {};
+  for (const f of EVENT_HEADER_FIELDS) header[f] = (values as Partial<EventHeader>)[f] ?? null;
+  return header as EventHeader;
+}
+
+/** The header of a row in EVENT_ROW_COLUMNS order, unchecked (the verifier's slow path checks it). */
+export function headerOfRow(r: readonly unknown[]): EventHeader {
+  const header: Record<string, unknown> = {};
+  for (let i = 0; i < EVENT_HEADER_FIELDS.length; i++) header[EVENT_HEADER_FIELDS[i]!] = r[i];
+  return header as EventHeader;
+}
 
 export const HEX64 = /^[0-9a-f]{64}$/;
-const NULLABLE_STRING_FIELDS = EVENT_HEADER_FIELDS.filter((f) => f !== 'seq' && f !== 'response_status' && f !== 'account_id' && f !== 'ts' && f !== 'type' && f !== 'prev_hash');
 
 export function isPositiveInt(v: unknown): v is number {
   return typeof v === 'number' && Number.isSafeInteger(v) && v >= 1;
 }
 
-const FIELD_COUNT = EVENT_HEADER_FIELDS.length;
-
-function isNullableString(v: unknown): boolean {
-  return v === null || typeof v === 'string';
+/** Untrusted: whether `v` is a value of this kind. */
+function hasKind(kind: FieldKind, v: unknown): boolean {
+  switch (kind) {
+    case 'text': return typeof v === 'string';
+    case 'text?': return v === null || typeof v === 'string';
+    case 'seq': return isPositiveInt(v);
+    case 'int?': return v === null || (typeof v === 'number' && Number.isSafeInteger(v));
+    case 'hex64?': return v === null || (typeof v === 'string' && HEX64.test(v));
+  }
 }
 
-/** Why a header is not an EventHeader of exactly the contract's fields, or null. */
+/** Untrusted: whether the first 16 values of a row have the header's types, field by field. */
+export function rowHasHeaderTypes(r: readonly unknown[]): boolean {
+  for (let i = 0; i < KINDS.length; i++) if (!hasKind(KINDS[i]!, r[i])) return false;
+  return true;
+}
+
+const KIND_PROBLEM: Record<FieldKind, string> = {
+  seq: 'is not a positive integer',
+  text: 'is not a string',
+  'text?': 'is not a string or null',
+  'int?': 'is not an integer or null',
+  'hex64?': 'is not 64 lowercase hex digits or null',
+};
+
+/** Untrusted: why a header is not an EventHeader of exactly the contract's fields, or null. */
 export function headerProblem(header: unknown): string | null {
   if (header === null || typeof header !== 'object' || Array.isArray(header)) return 'not an object';
   const h = header as Record<string, unknown>;
-  // Fast path: the right types for all 16 fields and 16 own keys means exactly these fields.
-  if (
-    isPositiveInt(h.seq) &&
-    typeof h.account_id === 'string' &&
-    typeof h.ts === 'string' &&
-    typeof h.type === 'string' &&
-    isNullableString(h.operation_id) &&
-    isNullableString(h.idempotency_key) &&
-    isNullableString(h.fingerprint) &&
-    isNullableString(h.actor) &&
-    isNullableString(h.agent_run_id) &&
-    isNullableString(h.method) &&
-    isNullableString(h.route) &&
-    isNullableString(h.state) &&
-    isNullableString(h.provider_ref) &&
-    (h.response_status === null || (typeof h.response_status === 'number' && Number.isSafeInteger(h.response_status))) &&
-    (h.payload_hash === null || (typeof h.payload_hash === 'string' && HEX64.test(h.payload_hash))) &&
-    typeof h.prev_hash === 'string' &&
-    Object.keys(h).length === FIELD_COUNT &&
-    Object.hasOwn(h, 'seq') // no inherited fields
-  ) {
+  // The common case in one pass: 16 own keys that are the 16 fields, each of its kind.
+  if (Object.keys(h).length === KINDS.length && KINDS.every((kind, i) => Object.hasOwn(h, EVENT_HEADER_FIELDS[i]!) && hasKind(kind, h[EVENT_HEADER_FIELDS[i]!]))) {
     return null;
   }
-  for (const k of Object.keys(h)) {
-    if (!(EVENT_HEADER_FIELDS as readonly string[]).includes(k)) return `unexpected field ${JSON.stringify(k)}`;
-  }
+  for (const k of Object.keys(h)) if (!Object.hasOwn(EVENT_HEADER, k)) return `unexpected field ${JSON.stringify(k)}`;
   for (const f of EVENT_HEADER_FIELDS) if (!Object.hasOwn(h, f)) return `missing field ${f}`;
-  if (!isPositiveInt(h.seq)) return 'seq is not a positive integer';
-  for (const f of ['account_id', 'ts', 'type', 'prev_hash'] as const) if (typeof h[f] !== 'string') return `${f} is not a string`;
-  if (h.response_status !== null && !(typeof h.response_status === 'number' && Number.isSafeInteger(h.response_status))) {
-    return 'response_status is not an integer or null';
-  }
-  for (const f of NULLABLE_STRING_FIELDS) if (!isNullableString(h[f])) return `${f} is not a string or null`;
-  return 'payload_hash is not 64 lowercase hex digits or null';
+  const bad = KINDS.findIndex((kind, i) => !hasKind(kind, h[EVENT_HEADER_FIELDS[i]!]));
+  return bad === -1 ? null : `${EVENT_HEADER_FIELDS[bad]} ${KIND_PROBLEM[KINDS[bad]!]}`;
 }

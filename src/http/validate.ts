@@ -7,15 +7,18 @@ const ajv = new Ajv2020({ allErrors: false, strict: true, useDefaults: false });
 
 export interface BodyValidator<T> {
   (body: JsonValue): T;
+  /** The schema's `$id`: its file name in schema/requests. */
+  readonly schemaId: string;
 }
 
 /** Compiles a request schema once; the returned function validates and types the body, or throws invalid_request naming the member. */
-export function bodyValidator<T>(schema: object): BodyValidator<T> {
+export function bodyValidator<T>(schema: { $id: string }): BodyValidator<T> {
   const validate: ValidateFunction = ajv.compile(schema);
-  return (body) => {
+  const check = (body: JsonValue): T => {
     if (!validate(body)) throw new DomainError('invalid_request', describe(validate.errors ?? []));
     return body as T;
   };
+  return Object.assign(check, { schemaId: schema.$id });
 }
 
 function describe(errors: ErrorObject[]): string {

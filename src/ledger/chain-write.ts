@@ -1,6 +1,17 @@
 import { sql } from 'kysely';
 import type { EventsTable } from '../../schema/database.js';
+import { EVENT_HEADER, EVENT_ROW_COLUMNS, type EventHeader } from '../core/event-shape.js';
 import type { Db, Dialect } from '../store/store.js';
+
+/** The events table's row is the header and its hash and payload: tsc fails here if schema/database.ts drifts from event-shape.ts. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const eventsRowIsHeader: Same<EventsTable, EventHeader & { hash: string; payload: Buffer | null }> = true;
+void eventsRowIsHeader;
+
+/** Each column's PostgreSQL type, so that a parameter sent as null still has one. */
+const PG_TYPE = { seq: '::bigint', text: '', 'text?': '::text', 'hex64?': '::text', 'int?': '::integer' } as const;
+const CASTS = EVENT_ROW_COLUMNS.map((c) => sql.raw(c === 'hash' ? '' : c === 'payload' ? '::bytea' : PG_TYPE[EVENT_HEADER[c]]));
+const INSERT_COLUMNS = sql.raw(EVENT_ROW_COLUMNS.join(', '));
 
 /** An account's chain head as stored in `chains`. */
 export interface ChainHead {
@@ -46,12 +57,8 @@ async function advancePostgres(trx: Db, accountId: string, from: ChainHead, to: 
       WHERE account_id = ${accountId} AND size = ${from.size} AND head_hash = ${from.head_hash} AND checkpoint_size = ${from.checkpoint_size}
       RETURNING 1
     )
-    INSERT INTO events (account_id, seq, ts, type, operation_id, idempotency_key, fingerprint, actor, agent_run_id, method,
-      route, state, provider_ref, response_status, payload_hash, prev_hash, hash, payload)
-    SELECT ${event.account_id}, ${event.seq}::bigint, ${event.ts}, ${event.type}, ${event.operation_id}::text, ${event.idempotency_key}::text,
-      ${event.fingerprint}::text, ${event.actor}::text, ${event.agent_run_id}::text, ${event.method}::text, ${event.route}::text,
-      ${event.state}::text, ${event.provider_ref}::text, ${event.response_status}::integer, ${event.payload_hash}::text,
-      ${event.prev_hash}, ${event.hash}, ${event.payload}::bytea
+    INSERT INTO events (${INSERT_COLUMNS})
+    SELECT ${sql.join(EVENT_ROW_COLUMNS.map((c, i) => sql`${event[c]}${CASTS[i]}`))}
     FROM advanced`.execute(trx);
   return Number(result.numAffectedRows) === 1;
 }

@@ -1,3 +1,4 @@
+import type { EventHeaderValues } from '../core/event-shape.js';
 import type { JsonValue } from '../core/json.js';
 
 export const EVENT_TYPES = [
@@ -7,23 +8,16 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** What domain code says about an event; the ledger adds seq, ts, hashes and sealing. */
-export interface EventInput {
-  account_id: string;
+/**
+ * What domain code says about an event: the header's own values (absent = null, event-shape.ts)
+ * and the payload; the ledger adds seq, ts, the hashes and the sealing.
+ */
+export type EventInput = Omit<EventHeaderValues, 'seq' | 'ts' | 'type' | 'actor' | 'payload_hash' | 'prev_hash'> & {
   type: EventType;
   actor: string | null;
-  operation_id?: string | null;
-  idempotency_key?: string | null;
-  fingerprint?: string | null;
-  agent_run_id?: string | null;
-  method?: string | null;
-  route?: string | null;
-  state?: string | null;
-  provider_ref?: string | null;
-  response_status?: number | null;
   /** Sensitive content (command, response body, summary, reasons): encrypted at rest. */
   payload?: JsonValue;
-}
+};
 
 export interface AppendedEvent {
   seq: number;

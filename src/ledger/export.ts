@@ -1,5 +1,5 @@
 import type { Db } from '../store/store.js';
-import type { EventHeader } from '../core/event-hash.js';
+import { type EventHeader, toEventHeader } from '../core/event-shape.js';
 
 const PAGE = 1000;
 
@@ -26,19 +26,9 @@ export interface ExportedEvent {
 
 type EventRow = EventHeader & { hash: string; payload: Buffer | null };
 
+/** The header in the contract's field order, so exports read the same whatever order the database returns columns in. */
 export function toExportedEvent(row: EventRow): ExportedEvent {
-  const { hash, payload, ...header } = row;
-  return { kind: 'event', header: orderedHeader(header), hash, payload: payload ? Buffer.from(payload).toString('base64') : null };
-}
-
-/** The contract's field order, so exports read the same whatever order the database returns columns in. */
-function orderedHeader(h: EventHeader): EventHeader {
-  return {
-    seq: h.seq, account_id: h.account_id, ts: h.ts, type: h.type, operation_id: h.operation_id,
-    idempotency_key: h.idempotency_key, fingerprint: h.fingerprint, actor: h.actor, agent_run_id: h.agent_run_id,
-    method: h.method, route: h.route, state: h.state, provider_ref: h.provider_ref,
-    response_status: h.response_status, payload_hash: h.payload_hash, prev_hash: h.prev_hash,
-  };
+  return { kind: 'event', header: toEventHeader(row), hash: row.hash, payload: row.payload ? Buffer.from(row.payload).toString('base64') : null };
 }
 
 /**

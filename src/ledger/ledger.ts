@@ -3,7 +3,8 @@ import type { Clock } from '../core/time.js';
 import { rfc3339 } from '../core/time.js';
 import { canonicalBytes } from '../core/jcs.js';
 import { sha256Hex } from '../core/hash.js';
-import { eventHash, GENESIS_PREV_HASH, type EventHeader } from '../core/event-hash.js';
+import { eventHash } from '../core/event-hash.js';
+import { GENESIS_PREV_HASH, toEventHeader } from '../core/event-shape.js';
 import { leafHash, MerkleFrontier } from '../core/merkle.js';
 import { openPayload, sealPayload } from '../core/seal.js';
 import type { Sodium } from '../core/sodium.js';
@@ -89,24 +90,8 @@ export class Ledger {
     const payload = input.payload === undefined || dataKey === null
       ? null
       : Buffer.from(sealPayload(this.sodium, dataKey, input.account_id, seq, canonicalBytes(input.payload)));
-    const header: EventHeader = {
-      seq,
-      account_id: input.account_id,
-      ts,
-      type: input.type,
-      operation_id: input.operation_id ?? null,
-      idempotency_key: input.idempotency_key ?? null,
-      fingerprint: input.fingerprint ?? null,
-      actor: input.actor,
-      agent_run_id: input.agent_run_id ?? null,
-      method: input.method ?? null,
-      route: input.route ?? null,
-      state: input.state ?? null,
-      provider_ref: input.provider_ref ?? null,
-      response_status: input.response_status ?? null,
-      payload_hash: payload ? sha256Hex(payload) : null,
-      prev_hash: head.head_hash,
-    };
+    const { payload: _payload, ...values } = input;
+    const header = toEventHeader({ ...values, seq, ts, payload_hash: payload ? sha256Hex(payload) : null, prev_hash: head.head_hash });
     const hash = eventHash(header);
     const frontier = MerkleFrontier.from(head.size, JSON.parse(head.frontier) as string[]);
     frontier.append(leafHash(Buffer.from(hash, 'hex')));

@@ -1,22 +1,12 @@
-import type { JsonValue } from '../core/json.js';
+import type { ClaimOperationBody } from '../core/request-bodies.js';
 import { DomainError } from '../core/errors.js';
-import type { OperationSummary } from '../approvals/seam.js';
 import type { Policies } from '../policies/policies.js';
 import type { Principal } from '../principals/roles.js';
 import { prepareIntent } from './intent.js';
 import type { ClaimRequest } from './claim-types.js';
 
 /** The body of `POST /v1/operations` after its schema (schema/requests/claim-operation.json). */
-export interface ClaimBody {
-  method: string;
-  route: string;
-  command: JsonValue;
-  agent_run_id?: string | null;
-  business_key?: string | null;
-  exclusive_scope?: string | null;
-  lease_seconds?: number;
-  summary?: OperationSummary | null;
-}
+export type ClaimBody = ClaimOperationBody;
 
 const DEFAULT_LEASE_SECONDS = 60;
 /** 1–255 visible ASCII characters (docs/http-api.md, the claim). */

@@ -1,5 +1,6 @@
 import { DomainError } from '../core/errors.js';
 import type { JsonValue } from '../core/json.js';
+import { EVENT_HEADER_FIELDS, type EventHeader, type EventHeaderField } from '../core/event-shape.js';
 import { operationJson, type OperationJson, type OperationRow } from './operation-json.js';
 import { lockOperation } from './operation-rows.js';
 import { expireIfDue } from './transitions.js';
@@ -48,22 +49,12 @@ export async function listOperations(deps: OperationDeps, query: ListQuery): Pro
   return { items, next_cursor: rows.length > query.limit ? encodeCursor(page[page.length - 1]!.id) : null };
 }
 
-export interface TimelineEvent {
-  seq: number;
-  ts: string;
-  type: string;
-  actor: string | null;
-  agent_run_id: string | null;
-  idempotency_key: string | null;
-  fingerprint: string | null;
-  method: string | null;
-  route: string | null;
-  state: string | null;
-  provider_ref: string | null;
-  response_status: number | null;
-  hash: string;
-  payload?: JsonValue | null;
-}
+/** Header fields the timeline leaves out: the operation and account are the request's, the chain links are the audit API's. */
+const NOT_IN_TIMELINE = ['account_id', 'operation_id', 'payload_hash', 'prev_hash'] as const;
+const TIMELINE_FIELDS = EVENT_HEADER_FIELDS.filter((f) => !(NOT_IN_TIMELINE as readonly string[]).includes(f)) as Array<Exclude<EventHeaderField, (typeof NOT_IN_TIMELINE)[number]>>;
+
+/** One event of an operation's timeline: its header (less NOT_IN_TIMELINE), hash and, where the caller may see it, the payload. */
+export type TimelineEvent = Omit<EventHeader, (typeof NOT_IN_TIMELINE)[number]> & { hash: string; payload?: JsonValue | null };
 
 /**
  * The operation's audit events in order: which agent run sent each request, with
@@ -75,7 +66,7 @@ export async function readTimeline(
 ): Promise<{ operation_id: string; events: TimelineEvent[] }> {
   await readOperation(deps, accountId, id);
   const rows = await deps.store.db.selectFrom('events')
-    .select(['seq', 'ts', 'type', 'actor', 'agent_run_id', 'idempotency_key', 'fingerprint', 'method', 'route', 'state', 'provider_ref', 'response_status', 'hash', 'payload_hash'])
+    .select([...TIMELINE_FIELDS, 'hash', 'payload_hash'])
     .where('account_id', '=', accountId).where('operation_id', '=', id).orderBy('seq').execute();
   const events = await Promise.all(rows.map(async ({ payload_hash, ...event }) => {
     if (!showPayload(event.type)) return event;

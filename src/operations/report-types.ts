@@ -1,15 +1,10 @@
 import type { JsonObject } from '../core/json.js';
 import { DomainError } from '../core/errors.js';
-import type { OperationReport, StoredResponse } from '../core/wire.js';
+import type { ReportOperationBody } from '../core/request-bodies.js';
+import type { OperationReport } from '../core/wire.js';
 
 /** The body of `POST /v1/operations/{id}/events` as its schema admits it (schema/requests/report-operation.json). */
-export interface RawReport {
-  type: ReportBody['type'];
-  lease_token: string;
-  provider_ref?: string;
-  outcome?: 'succeeded' | 'failed';
-  response?: StoredResponse;
-}
+export type RawReport = ReportOperationBody;
 
 export type ReportBody = OperationReport;
 

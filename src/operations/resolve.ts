@@ -1,6 +1,7 @@
 import type { Principal } from '../principals/roles.js';
 import type { JsonValue } from '../core/json.js';
 import { DomainError } from '../core/errors.js';
+import type { ResolveOperationBody } from '../core/request-bodies.js';
 import { transactOrRefuse, type Refusal } from '../store/refusals.js';
 import { operationJson, type OperationJson, type StoredResponse } from './operation-json.js';
 import { lockOperation } from './operation-rows.js';
@@ -8,12 +9,8 @@ import { applyTransition, expireIfDue, transitionAllowed } from './transitions.j
 import { notFound } from './reports.js';
 import type { OperationDeps } from './claim-types.js';
 
-export interface ResolveBody {
-  state: 'succeeded' | 'failed' | 'canceled';
-  note: string;
-  provider_ref?: string;
-  response?: StoredResponse;
-}
+/** An admin's resolution (schema/requests/resolve-operation.json). */
+export type ResolveBody = ResolveOperationBody;
 
 /**
  * An admin settles an `unknown` operation with the evidence a reconciler found

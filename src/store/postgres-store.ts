@@ -2,13 +2,7 @@ import pg from 'pg';
 import { Kysely, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../schema/database.js';
 import { AfterCommit, StoreUnavailableError, type CommitObserver, type Db, type Store, type UnitOfWork } from './store.js';
-
-// int8 columns (seq, epoch ms) come back as numbers; every value we store in them is below 2^53.
-pg.types.setTypeParser(pg.types.builtins.INT8, (text) => {
-  const value = Number(text);
-  if (!Number.isSafeInteger(value)) throw new Error(`int8 value ${text} exceeds 2^53`);
-  return value;
-});
+import { int8AsNumber } from './pg-int8.js';
 
 const RETRYABLE = new Set(['40001', '40P01']);
 const MAX_ATTEMPTS = 8;
@@ -29,6 +23,8 @@ export class PostgresStore implements Store {
     // more connections buy little; several instances × 10 stay well inside max_connections (100).
     const pool = new pg.Pool({
       connectionString,
+      // int8 columns (seq, epoch ms) come back as numbers, for this pool only.
+      types: int8AsNumber,
       max: options.poolSize ?? 10,
       // An instance whose host vanishes (no FIN, no RST) would otherwise hold its account's
       // chain-head row lock until TCP gives up, hours later: the server ends such a transaction.

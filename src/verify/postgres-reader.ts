@@ -5,17 +5,12 @@
  */
 import pg from 'pg';
 import type { VerifierCheckpoint } from '../core/checkpoint-trust.js';
+import { int8AsNumber } from '../store/pg-int8.js';
 import { VerifyInputError, ioErrorCode } from './errors.js';
 import { EVENT_COLUMNS } from './columns.js';
 import type { VerificationRun } from './run.js';
 
 const PAGE = 5000;
-
-/** int8 as a JS number (every seq and size is below 2^53), set on this client only. */
-const types = {
-  getTypeParser: ((oid: number, format?: string) =>
-    oid === pg.types.builtins.INT8 ? (text: string) => Number(text) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
-};
 
 export class PostgresLedgerReader {
   readonly ledgerId: string | null;
@@ -27,7 +22,7 @@ export class PostgresLedgerReader {
   }
 
   static async open(url: string): Promise<PostgresLedgerReader> {
-    const client = new pg.Client({ connectionString: url, types, connectionTimeoutMillis: 10_000 });
+    const client = new pg.Client({ connectionString: url, types: int8AsNumber, connectionTimeoutMillis: 10_000 });
     client.on('error', () => undefined); // a dropped connection surfaces on the next query
     try {
       await client.connect();

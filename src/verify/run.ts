@@ -84,7 +84,7 @@ export class VerificationRun {
     if (++this.#events % PROGRESS_EVERY === 0) this.#options.onProgress?.(this.#events);
   }
 
-  /** One event as a database row in EVENT_COLUMNS order (ChainVerifier.addRow). */
+  /** One event as a database row in EVENT_ROW_COLUMNS order (ChainVerifier.addRow). */
   addRow(row: readonly unknown[]): void {
     const open = this.#open!;
     open.verifier.addRow(row);

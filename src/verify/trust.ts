@@ -18,13 +18,6 @@ import {
 import { VerifyInputError } from './errors.js';
 import { readKeyFile } from './key-file.js';
 
-export interface TrustedKeys {
-  keys: NoteVerifierKey[];
-  /** False when the keys came from beside the data rather than from the user. */
-  pinned: boolean;
-  source: string;
-}
-
 /** The note key name of a ledger's log key (docs/formats.md#checkpoints). */
 export function logKeyName(ledgerId: string): string {
   return `gatehouse/${ledgerId}`;

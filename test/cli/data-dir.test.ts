@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import test from 'ava';
-import { runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/server-process.js';
 import { createTestStore } from '../helpers/stores.js';
 
 test('--db alone, run from another directory, finds the keys beside the database', async (t) => {

@@ -2,7 +2,7 @@ import test from 'ava';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/server-process.js';
 
 const cases: Array<[string, string[], RegExp]> = [
   ['a port that is not a number', ['serve', '--port', 'abc'], /--port must be a whole number/],

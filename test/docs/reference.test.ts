@@ -11,7 +11,7 @@ import { DomainError, type ErrorCode } from '../../src/core/errors.js';
 import { ERROR_STATUS, INTERNAL_ERROR, httpErrorOf } from '../../src/http/error-status.js';
 import { routeModules } from '../../src/http/server.js';
 import { startTestApp } from '../helpers/app.js';
-import { ROOT, runCli } from '../helpers/cli.js';
+import { ROOT, runCli } from '../helpers/server-process.js';
 
 const readDoc = (name: string): string => fs.readFileSync(path.join(ROOT, 'docs', name), 'utf8');
 

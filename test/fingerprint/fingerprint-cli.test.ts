@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { httpRequest } from '../helpers/app.js';
-import { BIN, ROOT, runCli } from '../helpers/cli.js';
+import { BIN, ROOT, runCli } from '../helpers/server-process.js';
 import { writePolicyFile } from './policy-fixture.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');

@@ -2,7 +2,7 @@ import test from 'ava';
 import { createHash } from 'node:crypto';
 import { Policies } from '../../src/policies/policies.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/server-process.js';
 import { storeKinds } from '../helpers/stores.js';
 import { writePolicyFile } from './policy-fixture.js';
 

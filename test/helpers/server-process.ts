@@ -51,7 +51,7 @@ export class ManagedProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   #waiters: Array<() => void> = [];
 
-  constructor(name: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}) {
+  constructor(name: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string } = {}) {
     if (args[0] === BIN) assertBuilt(); // the bin runs dist/: never test a build older than the sources
     this.name = name;
     this.child = spawn(process.execPath, args, {
@@ -59,7 +59,7 @@ export class ManagedProcess {
       env: { ...process.env, GATEHOUSE_LOG_LEVEL: process.env.GATEHOUSE_LOG_LEVEL ?? 'silent', ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
-    this.child.stdin.end();
+    this.child.stdin.end(options.input ?? '');
     const wake = () => this.#waiters.splice(0).forEach((w) => w());
     this.child.stdout.on('data', (d: Buffer) => {
       this.stdout += d.toString();
@@ -70,7 +70,8 @@ export class ManagedProcess {
       wake();
     });
     this.exited = new Promise((resolve) => {
-      this.child.on('exit', (code, signal) => {
+      // 'close', not 'exit': only then has all of the child's output been read.
+      this.child.on('close', (code, signal) => {
         running.delete(this);
         wake();
         resolve({ code, signal });
@@ -128,9 +129,9 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs a `gatehouse` verb to completion. */
-export async function runGatehouse(args: string[], env?: NodeJS.ProcessEnv): Promise<CliResult> {
-  const p = new ManagedProcess(`gatehouse ${args[0]}`, [BIN, ...args], { env });
+/** Runs the real `gatehouse` binary to completion: the one CLI runner of the tests. */
+export async function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; input?: string; cwd?: string } = {}): Promise<CliResult> {
+  const p = new ManagedProcess(`gatehouse ${args[0] ?? ''}`, [BIN, ...args], options);
   const { code } = await p.exited;
   return { code, stdout: p.stdout, stderr: p.stderr };
 }
@@ -184,7 +185,7 @@ export async function startGatehouse(options: { dataDir?: string; config?: objec
 
 /** `gatehouse principals add`; answers the printed `key: gh_…`. */
 export async function addPrincipal(dataDir: string, account: string, roles: string[]): Promise<string> {
-  const r = await runGatehouse(['principals', 'add', '--data-dir', dataDir, '--account', account, ...roles.flatMap((role) => ['--role', role])]);
+  const r = await runCli(['principals', 'add', '--data-dir', dataDir, '--account', account, ...roles.flatMap((role) => ['--role', role])]);
   const key = r.stdout.match(/key: (gh_[A-Za-z0-9_-]+)/)?.[1];
   if (r.code !== 0 || !key) throw new Error(`principals add failed (${r.code})\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
   return key;
@@ -192,7 +193,7 @@ export async function addPrincipal(dataDir: string, account: string, roles: stri
 
 /** `gatehouse verify --db FILE`. */
 export function verifyDb(dbPath: string, extra: string[] = []): Promise<CliResult> {
-  return runGatehouse(['verify', '--db', dbPath, ...extra]);
+  return runCli(['verify', '--db', dbPath, ...extra]);
 }
 
 /** `node --import=tsx examples/<script>.ts --port N …`, waiting for its `listening on` line. */
@@ -232,7 +233,7 @@ export async function spawnGatehouse(options: { args: string[]; env?: NodeJS.Pro
 
 /** Runs a `gatehouse` verb with explicit store arguments, e.g. `principals add … --database-url URL`. */
 export async function addPrincipalWith(storeArgs: string[], account: string, roles: string[], env?: NodeJS.ProcessEnv): Promise<string> {
-  const r = await runGatehouse(['principals', 'add', ...storeArgs, '--account', account, ...roles.flatMap((role) => ['--role', role])], env);
+  const r = await runCli(['principals', 'add', ...storeArgs, '--account', account, ...roles.flatMap((role) => ['--role', role])], { env });
   const key = r.stdout.match(/key: (gh_[A-Za-z0-9_-]+)/)?.[1];
   if (r.code !== 0 || !key) throw new Error(`principals add failed (${r.code})\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
   return key;

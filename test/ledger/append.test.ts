@@ -1,7 +1,7 @@
 import test from 'ava';
 import { openContext, type AppContext } from '../../src/context.js';
 import { startTestApp } from '../helpers/app.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/server-process.js';
 import { storeKinds } from '../helpers/stores.js';
 
 const appendTo = (context: AppContext, account: string) =>

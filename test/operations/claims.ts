@@ -6,7 +6,7 @@ import { createTestStore, type StoreKind } from '../helpers/stores.js';
 import { openContext } from '../../src/context.js';
 import { createFirstAdmin } from '../../src/bootstrap.js';
 import { startServer } from '../../src/http/server.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/server-process.js';
 
 /** A claim body for a ticket write; `extra` adds or overrides members. */
 export function ticketClaim(title = 'printer on fire', extra: Record<string, unknown> = {}): Record<string, unknown> {

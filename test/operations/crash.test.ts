@@ -4,7 +4,7 @@ import readline from 'node:readline';
 import test from 'ava';
 import { startTestApp } from '../helpers/app.js';
 import { storeKinds } from '../helpers/stores.js';
-import { ROOT } from '../helpers/cli.js';
+import { ROOT } from '../helpers/server-process.js';
 import { claim, eventTypes, report, verifyExitCode } from './claims.js';
 
 const WORKER = path.join(ROOT, 'test/operations/fixtures/claim-worker.mjs');

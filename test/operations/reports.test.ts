@@ -1,7 +1,7 @@
 import test from 'ava';
 import { startTestApp } from '../helpers/app.js';
 import { storeKinds } from '../helpers/stores.js';
-import { claim, eventCount, eventTypes, report, ticketClaim, verifyExitCode } from './claims.js';
+import { claim, eventCount, eventTypes, movableClock, report, ticketClaim, verifyExitCode } from './claims.js';
 
 for (const kind of await storeKinds()) {
   test(`[${kind}] sent, accepted and completed move the operation and each records one event`, async (t) => {
@@ -87,12 +87,13 @@ for (const kind of await storeKinds()) {
   });
 
   test(`[${kind}] a heartbeat extends the lease by lease_seconds and records nothing; after the end it is refused`, async (t) => {
-    const app = await startTestApp(t, kind);
+    const clock = movableClock();
+    const app = await startTestApp(t, kind, { clock });
     const gw = await app.keyFor('acme', 'gateway');
     const { body } = await claim(app, gw, 'k-beat', ticketClaim('beat', { lease_seconds: 5 }));
     const id = body.operation.id;
     const token = body.lease.token;
-    await new Promise((r) => setTimeout(r, 1100));
+    clock.advance(1100);
     const beat = await report(app, gw, id, { type: 'heartbeat', lease_token: token });
     t.is(beat.status, 200);
     const row = await app.context.store.db.selectFrom('operations').select('lease_expires_at').where('id', '=', id).executeTakeFirstOrThrow();

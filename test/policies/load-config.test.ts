@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Policies, PolicyConfigError } from '../../src/policies/policies.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/server-process.js';
 
 function writeConfig(text: string): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-policies-'));

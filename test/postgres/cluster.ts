@@ -5,7 +5,7 @@ import path from 'node:path';
 import pg from 'pg';
 import type { ExecutionContext } from 'ava';
 import { createTestStore, storeKinds, type TestStore } from '../helpers/stores.js';
-import { runGatehouse, spawnGatehouse, type CliResult, type SpawnedGatehouse } from '../helpers/server-process.js';
+import { runCli, spawnGatehouse, type CliResult, type SpawnedGatehouse } from '../helpers/server-process.js';
 
 /** True when PostgreSQL answers; storeKinds() warns loudly when it does not, and throws under CI=true. */
 export async function postgresAvailable(): Promise<boolean> {
@@ -49,7 +49,7 @@ export async function createCluster(t: ExecutionContext): Promise<Cluster> {
       return started;
     },
     query: async (text, values) => (await pool.query(text, values)).rows,
-    cli: (args) => runGatehouse(args),
+    cli: (args) => runCli(args),
   };
   t.teardown(async () => {
     await Promise.all(cluster.instances.map((i) => i.stop()));

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import test from 'ava';
 import { httpRequest } from '../helpers/app.js';
-import { runGatehouse } from '../helpers/server-process.js';
+import { runCli } from '../helpers/server-process.js';
 import { migrationProvider } from '../../schema/migrations/index.js';
 import { createCluster, postgresAvailable } from './cluster.js';
 
@@ -33,7 +33,7 @@ if (await postgresAvailable()) {
     await cluster.start(1);
     const stranger = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-stranger-'));
     t.teardown(() => fs.rmSync(stranger, { recursive: true, force: true }));
-    const r = await runGatehouse(['serve', '--port', '0', '--data-dir', stranger, '--database-url', cluster.url]);
+    const r = await runCli(['serve', '--port', '0', '--data-dir', stranger, '--database-url', cluster.url]);
     t.is(r.code, 2, r.stdout + r.stderr);
     t.regex(r.stderr, /initialised with another (signing|master) key.*share the same key files/);
     t.notRegex(r.stdout, /listening/);

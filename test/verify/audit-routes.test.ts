@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import test from 'ava';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/server-process.js';
 import { storeKinds } from '../helpers/stores.js';
 
 /**

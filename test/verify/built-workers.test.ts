@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import test from 'ava';
 import { assertBuilt } from '../helpers/built.js';
-import { ROOT } from '../helpers/cli.js';
+import { ROOT } from '../helpers/server-process.js';
 import { ACCOUNT, createLedger, tamperSqlite } from './ledger-fixture.js';
 
 /**

@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { eventHash, GENESIS_PREV_HASH, type EventHeader } from '../../src/core/event-hash.js';
+import { eventHash } from '../../src/core/event-hash.js';
+import { EVENT_HEADER_FIELDS, GENESIS_PREV_HASH, type EventHeader } from '../../src/core/event-shape.js';
 import { openContext, type AppContext } from '../../src/context.js';
 import type { Checkpoint } from '../../src/ledger/checkpoints.js';
-import { runCli, type CliResult } from '../helpers/cli.js';
+import { runCli, type CliResult } from '../helpers/server-process.js';
 import { createTestStore, type StoreKind, type TestStore } from '../helpers/stores.js';
 
 export const ACCOUNT = 'acme';
@@ -100,8 +101,7 @@ export function writeLines(file: string, lines: string[]): void {
 /** One event's header as the database holds it. */
 function headerAt(db: BetterSqlite3.Database, seq: number, account = ACCOUNT): EventHeader {
   return db.prepare(
-    'SELECT seq, account_id, ts, type, operation_id, idempotency_key, fingerprint, actor, agent_run_id, method, route, state, ' +
-      'provider_ref, response_status, payload_hash, prev_hash FROM events WHERE account_id = ? AND seq = ?',
+    `SELECT ${EVENT_HEADER_FIELDS.join(', ')} FROM events WHERE account_id = ? AND seq = ?`,
   ).get(account, seq) as EventHeader;
 }
 

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
+import { EVENT_ROW_COLUMNS } from '../../src/core/event-shape.js';
 import BetterSqlite3 from 'better-sqlite3';
 import { unwrapForFastPath } from '../../src/core/account-data-key.js';
 import { readKeyFile } from '../../src/verify/key-file.js';
@@ -8,7 +9,7 @@ import { VerificationRun } from '../../src/verify/run.js';
 import { SqliteLedgerReader } from '../../src/verify/sqlite-reader.js';
 import { verifySlices } from '../../src/verify/sqlite-slices.js';
 import { keysFromDataDir } from '../../src/verify/trust.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/server-process.js';
 import { ACCOUNT, createLedger, rechain, tamperSqlite, type TestLedger } from './ledger-fixture.js';
 
 /**
@@ -24,7 +25,8 @@ const EVENTS = 30;
 const PARALLEL = { GATEHOUSE_VERIFY_THREADS: '2', GATEHOUSE_VERIFY_PARALLEL_MIN: '2', GATEHOUSE_VERIFY_SLICE: '6' };
 const THREE = { ...PARALLEL, GATEHOUSE_VERIFY_THREADS: '3' };
 const SINGLE = { GATEHOUSE_VERIFY_THREADS: '1' };
-const COLS = 'ts, type, operation_id, idempotency_key, fingerprint, actor, agent_run_id, method, route, state, provider_ref, response_status, payload_hash, prev_hash, hash, payload';
+/** Every column but the row's place (seq, account): what swapping two rows exchanges. */
+const COLS = EVENT_ROW_COLUMNS.filter((c) => c !== 'seq' && c !== 'account_id').join(', ');
 
 let base: Promise<{ ledger: TestLedger; db: string; cp10: string; cp30: string }> | undefined;
 

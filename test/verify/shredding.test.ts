@@ -1,5 +1,5 @@
 import test from 'ava';
-import { runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/server-process.js';
 import { storeKinds } from '../helpers/stores.js';
 import { ACCOUNT, createLedger, verifyJson } from './ledger-fixture.js';
 

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import test, { type ExecutionContext } from 'ava';
-import { eventHash, type EventHeader } from '../../src/core/event-hash.js';
-import { runCli } from '../helpers/cli.js';
+import { eventHash } from '../../src/core/event-hash.js';
+import type { EventHeader } from '../../src/core/event-shape.js';
+import { runCli } from '../helpers/server-process.js';
 import { createLedger, readLines, verifyJson, writeLines, type TestLedger } from './ledger-fixture.js';
 
 /** The tamper matrix of issue 2 on an export file written by `gatehouse export`. */

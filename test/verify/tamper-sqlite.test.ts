@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import test from 'ava';
-import { runCli } from '../helpers/cli.js';
+import { EVENT_ROW_COLUMNS } from '../../src/core/event-shape.js';
+import { runCli } from '../helpers/server-process.js';
 import { ACCOUNT, createLedger, rechain, tamperSqlite, verifyJson, type TestLedger } from './ledger-fixture.js';
 
 /** The tamper matrix of issue 2 on a SQLite file, through the real `gatehouse verify --db`. */
@@ -109,7 +110,7 @@ test('two events swapped: exit 1 at the first of them', async (t) => {
   const ledger = await tenEvents(t);
   await ledger.close();
   tamperSqlite(ledger.db, (db) => {
-    const cols = 'ts, type, operation_id, idempotency_key, fingerprint, actor, agent_run_id, method, route, state, provider_ref, response_status, payload_hash, prev_hash, hash, payload';
+    const cols = EVENT_ROW_COLUMNS.filter((c) => c !== 'seq' && c !== 'account_id').join(', ');
     const a = db.prepare(`SELECT ${cols} FROM events WHERE account_id = ? AND seq = 3`).raw(true).get(ACCOUNT) as unknown[];
     const b = db.prepare(`SELECT ${cols} FROM events WHERE account_id = ? AND seq = 4`).raw(true).get(ACCOUNT) as unknown[];
     const set = cols.split(', ').map((c) => `${c} = ?`).join(', ');

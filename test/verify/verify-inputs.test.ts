@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
-import { runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/server-process.js';
 import { storeKinds } from '../helpers/stores.js';
 import { ACCOUNT, createLedger, tamperSqlite, verifyJson, type TestLedger } from './ledger-fixture.js';
 

@@ -2,19 +2,10 @@ import Router from '@koa/router';
 import type { AppContext } from '../../context.js';
 import { principalOf } from '../auth.js';
 import { readJsonBody } from '../body.js';
-import { bodyValidator } from '../validate.js';
+import { validateDecision } from '../request-schemas.js';
 import { enumParam, integerParam, stringParam } from '../query.js';
 import type { RouteModule } from '../route-module.js';
-import type { DecisionInput } from '../../approvals/decisions.js';
 
-const validateDecision = bodyValidator<DecisionInput>({
-  type: 'object', required: ['decision', 'fingerprint'], additionalProperties: false,
-  properties: {
-    decision: { enum: ['approve', 'deny'] },
-    fingerprint: { type: 'string', minLength: 1, maxLength: 128 },
-    reason: { type: ['string', 'null'], maxLength: 2000 },
-  },
-});
 
 const STATES = ['pending', 'approved', 'denied', 'expired'] as const;
 const MAX_PAGE = 200;
@@ -38,5 +29,5 @@ export function approvalRoutes(deps: Pick<AppContext, 'approvals'>): RouteModule
     const body = validateDecision(await readJsonBody(ctx, ctx.state.maxBodyBytes));
     ctx.body = { approval: await deps.approvals.decide(principal, ctx.params.id!, body) };
   });
-  return { router };
+  return { router, bodies: { 'POST /v1/approvals/:id/decisions': validateDecision } };
 }

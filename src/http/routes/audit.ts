@@ -5,7 +5,7 @@ import { principalOf } from '../auth.js';
 import { DomainError } from '../../core/errors.js';
 import type { RouteModule } from '../route-module.js';
 import { readJsonBody } from '../body.js';
-import { bodyValidator } from '../validate.js';
+import { validateCheckpointRequest } from '../request-schemas.js';
 import { integerParam } from '../query.js';
 import { requireRole } from '../../principals/roles.js';
 import { validateAccountId } from '../../principals/accounts.js';
@@ -14,10 +14,6 @@ import { eventsPage, exportLines } from '../../ledger/export.js';
 
 const MAX_PAGE = 1000;
 
-const validateCheckpointRequest = bodyValidator<{ account_id: string }>({
-  type: 'object', required: ['account_id'], additionalProperties: false,
-  properties: { account_id: { type: 'string', minLength: 1 } },
-});
 
 /** Audit routes (auditor, admin) and the public keys. */
 export function ledgerRoutes(deps: Pick<AppContext, 'store' | 'ledger' | 'clock' | 'ledgerId' | 'publicKeys'>): RouteModule {
@@ -59,6 +55,6 @@ export function ledgerRoutes(deps: Pick<AppContext, 'store' | 'ledger' | 'clock'
     }));
   });
 
-  return { router, publicPaths: [/^\/v1\/keys$/] };
+  return { router, publicPaths: [/^\/v1\/keys$/], bodies: { 'POST /v1/audit/checkpoints': validateCheckpointRequest } };
 }
 

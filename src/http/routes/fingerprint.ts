@@ -1,20 +1,10 @@
 import Router from '@koa/router';
 import type { AppContext } from '../../context.js';
-import type { JsonValue } from '../../core/json.js';
 import { principalOf } from '../auth.js';
 import { readJsonBody } from '../body.js';
 import type { RouteModule } from '../route-module.js';
-import { bodyValidator } from '../validate.js';
-import fingerprintSchema from '../../../schema/requests/fingerprint.json' with { type: 'json' };
+import { validateFingerprint } from '../request-schemas.js';
 import { prepareIntent } from '../../operations/intent.js';
-
-interface FingerprintBody {
-  method: string;
-  route: string;
-  command: JsonValue;
-}
-
-const validateFingerprint = bodyValidator<FingerprintBody>(fingerprintSchema);
 
 /**
  * `POST /v1/fingerprint` (docs/http-api.md, Fingerprints): any principal, the caller's account,
@@ -31,5 +21,5 @@ export function fingerprintRoutes(deps: Pick<AppContext, 'policies'>): RouteModu
     const intent = prepareIntent(deps.policies, principal.account_id, body);
     ctx.body = { fingerprint: intent.fingerprint };
   });
-  return { router };
+  return { router, bodies: { 'POST /v1/fingerprint': validateFingerprint } };
 }

@@ -5,21 +5,13 @@ import { DomainError } from '../../core/errors.js';
 import { principalOf } from '../auth.js';
 import { readJsonBody } from '../body.js';
 import type { RouteModule } from '../route-module.js';
-import { bodyValidator } from '../validate.js';
 import { enumParam, integerParam, stringParam } from '../query.js';
 import { requireRole } from '../../principals/roles.js';
-import claimSchema from '../../../schema/requests/claim-operation.json' with { type: 'json' };
-import reportSchema from '../../../schema/requests/report-operation.json' with { type: 'json' };
-import resolveSchema from '../../../schema/requests/resolve-operation.json' with { type: 'json' };
-import { parseIdempotencyKey, type ClaimBody } from '../../operations/claim-request.js';
+import { validateClaim, validateReport, validateResolve } from '../request-schemas.js';
+import { parseIdempotencyKey } from '../../operations/claim-request.js';
 import type { ClaimAnswer, ClaimOutcome } from '../../operations/claim-types.js';
-import { normalizeReport, type RawReport } from '../../operations/report-types.js';
-import type { ResolveBody } from '../../operations/resolve.js';
+import { normalizeReport } from '../../operations/report-types.js';
 import { OPERATION_STATES } from '../../operations/states.js';
-
-const validateClaim = bodyValidator<ClaimBody>(claimSchema);
-const validateReport = bodyValidator<RawReport>(reportSchema);
-const validateResolve = bodyValidator<ResolveBody>(resolveSchema);
 
 /** The status of each claim outcome (docs/retry-contract.md, the claim outcome table). */
 const OUTCOME_STATUS: Record<ClaimOutcome, number> = {
@@ -80,7 +72,10 @@ export function operationRoutes(deps: Pick<AppContext, 'operations' | 'metrics'>
     ctx.body = await operations().timeline(principalOf(ctx), ctx.params.id!);
   });
 
-  return { router };
+  return {
+    router,
+    bodies: { 'POST /v1/operations': validateClaim, 'POST /v1/operations/:id/events': validateReport, 'POST /v1/operations/:id/resolve': validateResolve },
+  };
 }
 
 function sendClaimAnswer(ctx: Context, answer: ClaimAnswer): void {

@@ -2,18 +2,9 @@ import Router from '@koa/router';
 import type { AppContext } from '../../context.js';
 import { readJsonBody } from '../body.js';
 import { principalOf } from '../auth.js';
-import { bodyValidator } from '../validate.js';
 import type { RouteModule } from '../route-module.js';
-import createPrincipalSchema from '../../../schema/requests/create-principal.json' with { type: 'json' };
-import { requireRole, type Role } from '../../principals/roles.js';
-
-interface CreatePrincipalBody {
-  account_id: string;
-  roles: Role[];
-  name?: string | null;
-}
-
-const validateCreatePrincipal = bodyValidator<CreatePrincipalBody>(createPrincipalSchema);
+import { validateCreatePrincipal } from '../request-schemas.js';
+import { requireRole } from '../../principals/roles.js';
 
 export function principalRoutes(deps: Pick<AppContext, 'principals'>): RouteModule {
   const router = new Router();
@@ -24,5 +15,5 @@ export function principalRoutes(deps: Pick<AppContext, 'principals'>): RouteModu
     ctx.status = 201;
     ctx.body = created;
   });
-  return { router };
+  return { router, bodies: { 'POST /v1/principals': validateCreatePrincipal } };
 }

@@ -1,7 +1,8 @@
 import test from 'ava';
 import { type AccountVerdict, ChainVerifier } from '../../../src/core/chain-verifier.js';
 import type { VerifierCheckpoint } from '../../../src/core/checkpoint-trust.js';
-import { EVENT_HEADER_FIELDS, type EventHeader, GENESIS_PREV_HASH, eventHash } from '../../../src/core/event-hash.js';
+import { eventHash } from '../../../src/core/event-hash.js';
+import { EVENT_HEADER_FIELDS, type EventHeader, GENESIS_PREV_HASH } from '../../../src/core/event-shape.js';
 import { sha256Hex } from '../../../src/core/hash.js';
 import { MerkleFrontier, leafHash } from '../../../src/core/merkle.js';
 import { checkpointBody, signNote } from '../../../src/core/note.js';
