@@ -7,6 +7,7 @@ import { accountsCommand } from './commands/accounts.js';
 import { exportCommand } from './commands/export.js';
 import { fingerprintCommand } from './commands/fingerprint.js';
 import { verifyCommand } from './commands/verify.js';
+import { witnessCommand } from './commands/witness.js';
 import { EXIT_USAGE } from './output.js';
 
 await yargs(hideBin(process.argv))
@@ -18,6 +19,7 @@ await yargs(hideBin(process.argv))
   .command(exportCommand)
   .command(fingerprintCommand)
   .command(verifyCommand)
+  .command(witnessCommand)
   .demandCommand(1, 'name a command: gatehouse --help lists them')
   .strict()
   .fail((message, error) => {
