@@ -33,7 +33,7 @@ interface Deps {
 }
 
 const POLL_MS = 500;
-const MAX_BACKOFF_MS = 30_000;
+const MAX_BACKOFF_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 10_000;
 const QUORUM_GRACE_MS = 60_000;
 
