@@ -6,7 +6,7 @@
  */
 import type { AppContext } from '../context.js';
 import { EVIDENCE_FORMAT } from '../core/evidence.js';
-import { AppError } from '../http/errors.js';
+import { DomainError } from '../core/errors.js';
 import { type CosignedCheckpoint, withCosignaturesOne } from './cosignatures.js';
 import { type ExportedEvent, toExportedEvent } from './export.js';
 import { type InclusionProofJson, inclusionProofOf, logSize } from './proofs.js';
@@ -29,7 +29,7 @@ function noteBody(note: string): string {
 export async function buildEvidence(context: AppContext, accountId: string, seq: number, givenNote: string | null): Promise<EvidenceFile> {
   const db = context.store.db;
   const size = await logSize(db, accountId);
-  if (seq > size) throw new AppError('invalid_request', `account ${accountId} has ${size} events, so there is no event ${seq}`);
+  if (seq > size) throw new DomainError('invalid_request', `account ${accountId} has ${size} events, so there is no event ${seq}`);
   let checkpoint;
   if (givenNote !== null) {
     // Only a checkpoint this ledger signed: the same body as a stored one.
@@ -37,9 +37,9 @@ export async function buildEvidence(context: AppContext, accountId: string, seq:
     checkpoint = await db.selectFrom('checkpoints').selectAll().where('account_id', '=', accountId)
       .where('tree_size', '=', Number.isSafeInteger(treeSize) ? treeSize : -1).executeTakeFirst();
     if (checkpoint === undefined || noteBody(checkpoint.note) !== noteBody(givenNote)) {
-      throw new AppError('invalid_request', `the given checkpoint is not one this ledger signed for account ${accountId}`);
+      throw new DomainError('invalid_request', `the given checkpoint is not one this ledger signed for account ${accountId}`);
     }
-    if (checkpoint.tree_size < seq) throw new AppError('invalid_request', `the given checkpoint covers ${checkpoint.tree_size} events, not event ${seq}`);
+    if (checkpoint.tree_size < seq) throw new DomainError('invalid_request', `the given checkpoint covers ${checkpoint.tree_size} events, not event ${seq}`);
   } else {
     checkpoint = await db.selectFrom('checkpoints').selectAll().where('account_id', '=', accountId)
       .where('tree_size', '>=', seq).orderBy('tree_size', 'desc').limit(1).executeTakeFirst()
