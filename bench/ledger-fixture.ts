@@ -16,7 +16,8 @@ import { type EventHeader, GENESIS_PREV_HASH, eventHash } from '../src/core/even
 import { canonicalBytes } from '../src/core/jcs.js';
 import type { JsonValue } from '../src/core/json.js';
 import { sha256Hex } from '../src/core/hash.js';
-import { MerkleFrontier, leafHash } from '../src/core/merkle.js';
+import { MerkleFrontier } from '../src/core/merkle.js';
+import { STORED_LEVEL } from '../src/ledger/merkle-nodes.js';
 import { generateKey, sealPayload, wrapDataKey } from '../src/core/seal.js';
 import { signingKeyFromSeed } from '../src/core/signing-key.js';
 import { loadSodium } from '../src/core/sodium.js';
@@ -65,6 +66,7 @@ async function writeEvents(dbFile: string, accountId: string, total: number, mas
     'INSERT INTO events (seq, account_id, ts, type, operation_id, idempotency_key, fingerprint, actor, agent_run_id, method, route, state, ' +
       'provider_ref, response_status, payload_hash, prev_hash, hash, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   );
+  const insertNode = db.prepare('INSERT INTO merkle_nodes (account_id, level, idx, hash) VALUES (?, ?, ?, ?)');
   const insertCheckpoint = db.prepare('INSERT INTO checkpoints (account_id, tree_size, root_hash, created_at, note) VALUES (?, ?, ?, ?, ?)');
   const frontier = new MerkleFrontier();
   let prev = GENESIS_PREV_HASH;
@@ -86,7 +88,8 @@ async function writeEvents(dbFile: string, accountId: string, total: number, mas
       const hash = eventHash(header);
       insert.run(...Object.values(header), hash, payload);
       prev = hash;
-      frontier.append(leafHash(Buffer.from(hash, 'hex')));
+      // The subtree hashes the append path stores (merkle_nodes): proofs read them.
+      for (const node of frontier.appendEventHashCollecting(hash, STORED_LEVEL)) insertNode.run(accountId, node.level, node.index, node.hash);
       if (seq % 1000 === 0 || seq === total) {
         const cp = signCheckpoint(key, ledgerId, accountId, seq, frontier.root(), ts);
         insertCheckpoint.run(accountId, cp.tree_size, cp.root_hash, cp.created_at, cp.note);
