@@ -17,7 +17,8 @@ import { EVENT_HEADER_FIELDS, EVENT_ROW_COLUMNS, type EventHeader, GENESIS_PREV_
 import { canonicalBytes } from '../src/core/jcs.js';
 import type { JsonValue } from '../src/core/json.js';
 import { sha256Hex } from '../src/core/hash.js';
-import { MerkleFrontier, leafHash } from '../src/core/merkle.js';
+import { MerkleFrontier } from '../src/core/merkle.js';
+import { STORED_LEVEL } from '../src/ledger/merkle-nodes.js';
 import { generateKey, sealPayload, wrapDataKey } from '../src/core/seal.js';
 import { signingKeyFromSeed } from '../src/core/signing-key.js';
 import { loadSodium } from '../src/core/sodium.js';
@@ -65,6 +66,7 @@ async function writeEvents(dbFile: string, accountId: string, total: number, mas
   const insert = db.prepare(
     `INSERT INTO events (${EVENT_ROW_COLUMNS.join(', ')}) VALUES (${EVENT_ROW_COLUMNS.map(() => '?').join(', ')})`,
   );
+  const insertNode = db.prepare('INSERT INTO merkle_nodes (account_id, level, idx, hash) VALUES (?, ?, ?, ?)');
   const insertCheckpoint = db.prepare('INSERT INTO checkpoints (account_id, tree_size, root_hash, created_at, note) VALUES (?, ?, ?, ?, ?)');
   const frontier = new MerkleFrontier();
   let prev = GENESIS_PREV_HASH;
@@ -86,7 +88,8 @@ async function writeEvents(dbFile: string, accountId: string, total: number, mas
       const hash = eventHash(header);
       insert.run(...EVENT_HEADER_FIELDS.map((f) => header[f]), hash, payload);
       prev = hash;
-      frontier.append(leafHash(Buffer.from(hash, 'hex')));
+      // The subtree hashes the append path stores (merkle_nodes): proofs read them.
+      for (const node of frontier.appendEventHashCollecting(hash, STORED_LEVEL)) insertNode.run(accountId, node.level, node.index, node.hash);
       if (seq % 1000 === 0 || seq === total) {
         const cp = signCheckpoint(key, ledgerId, accountId, seq, frontier.root(), ts);
         insertCheckpoint.run(accountId, cp.tree_size, cp.root_hash, cp.created_at, cp.note);

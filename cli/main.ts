@@ -8,6 +8,9 @@ import { exportCommand } from './commands/export.js';
 import { fingerprintCommand } from './commands/fingerprint.js';
 import { verifyCommand } from './commands/verify.js';
 import { proxyCommand } from './commands/proxy.js';
+import { witnessCommand } from './commands/witness.js';
+import { proveCommand } from './commands/prove.js';
+import { verifyEvidenceCommand } from './commands/verify-evidence.js';
 import { EXIT_USAGE } from './output.js';
 
 await yargs(hideBin(process.argv))
@@ -20,6 +23,9 @@ await yargs(hideBin(process.argv))
   .command(fingerprintCommand)
   .command(verifyCommand)
   .command(proxyCommand)
+  .command(proveCommand)
+  .command(verifyEvidenceCommand)
+  .command(witnessCommand)
   .demandCommand(1, 'name a command: gatehouse --help lists them')
   .strict()
   .fail((message, error) => {

@@ -13,6 +13,8 @@ export interface Database {
   chains: ChainsTable;
   events: EventsTable;
   checkpoints: CheckpointsTable;
+  merkle_nodes: MerkleNodesTable;
+  checkpoint_cosignatures: CheckpointCosignaturesTable;
   operations: OperationsTable;
   scope_holds: ScopeHoldsTable;
   operation_reports: OperationReportsTable;
@@ -84,6 +86,25 @@ export interface CheckpointsTable {
   root_hash: string;
   created_at: string;
   note: string;
+}
+
+/** Hash (hex) of the perfect subtree of leaves [idx * 2^level, (idx + 1) * 2^level), for level >= 8: proofs read these. */
+export interface MerkleNodesTable {
+  account_id: string;
+  level: number;
+  idx: number;
+  hash: string;
+}
+
+/** One witness's cosignature line (C2SP tlog-cosignature) on a signed checkpoint. */
+export interface CheckpointCosignaturesTable {
+  account_id: string;
+  tree_size: number;
+  /** The witness's verifier key: name, key id and key, so a renamed or rekeyed witness is another row. */
+  witness: string;
+  /** `— <name> <base64>` without the newline. */
+  line: string;
+  created_at: string;
 }
 
 export interface OperationsTable {

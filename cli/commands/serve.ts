@@ -11,6 +11,8 @@ interface ServeArgs extends StoreArgs {
   'trusted-proxies': number;
   'metrics-host'?: string;
   'metrics-port'?: number;
+  witness?: string[];
+  'witness-quorum'?: number;
 }
 
 export const serveCommand: CommandModule<object, ServeArgs> = {
@@ -28,6 +30,8 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     },
     'metrics-host': { type: 'string', describe: 'also serve GET /metrics without a key on this address (with --metrics-port); keep it private' },
     'metrics-port': { type: 'number', describe: 'port of the unauthenticated metrics listener (default 9464 when --metrics-host is given)' },
+    witness: { type: 'string', array: true, describe: 'URL=VERIFIER_KEY of a C2SP tlog-witness to send every new checkpoint to; repeatable' },
+    'witness-quorum': { type: 'number', describe: 'cosignatures a checkpoint needs to count as witnessed (default 1); below it the service logs a warning' },
   }),
   handler: (args) => runVerb(async () => {
     // Loaded here, not at the top: other verbs start without Koa, Kysely and the drivers.
@@ -51,6 +55,8 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       throw new UsageError(`--metrics-port must be a whole number from 0 to 65535, not ${metricsPort}`);
     }
     const metrics = metricsPort === undefined ? undefined : { host: args['metrics-host'] ?? '127.0.0.1', port: metricsPort };
+    const { parseWitnessOptions } = await import('../witness-options.js');
+    const witnesses = parseWitnessOptions(args.witness ?? [], args['witness-quorum']);
     const config = readConfig({ ...storeOptionsOf(args), configFile: args.config });
     // Checked first, so a bad policies file stops start-up before an empty data dir gets its keys.
     const policies = config.policiesFile ? Policies.fromFile(config.policiesFile) : Policies.none();
@@ -60,9 +66,17 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     const adminKey = await createFirstAdmin(context);
     if (adminKey) process.stdout.write(`admin key: ${adminKey}\n`);
     const server = await startServer(context, { host: args.host, port: args.port, maxBodyBytes, trustedProxies, metrics });
+    let witnessing: { stop(): Promise<void> } | null = null;
+    if (witnesses.targets.length > 0) {
+      const { Witnessing } = await import('../../src/ledger/witnessing.js');
+      const started = new Witnessing(context, witnesses.targets, witnesses.quorum);
+      await started.start();
+      witnessing = started;
+    }
     process.stdout.write(`gatehouse listening on ${server.url} (store: ${context.store.dialect}, ledger ${context.ledgerId})\n`);
     if (server.metricsUrl) process.stdout.write(`metrics on ${server.metricsUrl} (no key needed)\n`);
     const stop = async () => {
+      await witnessing?.stop();
       await server.close();
       // A last signed checkpoint on a clean stop, so an auditor's saved checkpoint covers everything written.
       await context.ledger.checkpointGrownChains().catch((err) => context.logger.error({ err }, 'final checkpoint failed'));

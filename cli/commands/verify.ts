@@ -19,6 +19,8 @@ interface VerifyArgs {
   checkpoint?: string[];
   'master-key'?: string;
   'data-dir'?: string;
+  'witness-key'?: string[];
+  'min-witnesses'?: number;
   json: boolean;
 }
 
@@ -36,6 +38,8 @@ export const verifyCommand: CommandModule<object, VerifyArgs> = {
       checkpoint: { type: 'string', array: true, describe: 'a saved checkpoint (JSON or note text) the log must contain; repeatable' },
       'master-key': { type: 'string', describe: 'a master.key file: every payload must decrypt' },
       'data-dir': { type: 'string', describe: 'where signing.key is when no key is given (default ./data)' },
+      'witness-key': { type: 'string', array: true, describe: 'a trusted witness (cosignature/v1 verifier key); repeatable' },
+      'min-witnesses': { type: 'number', describe: 'valid witness cosignatures the newest checkpoint of each account must carry (default 1 with --witness-key)' },
       json: { type: 'boolean', default: false, describe: 'machine-readable output' },
     }) as unknown as Argv<VerifyArgs>,
   handler: async (args) => {
@@ -61,6 +65,8 @@ async function runVerify(args: VerifyArgs): Promise<number> {
       checkpointFiles: args.checkpoint ?? [],
       ...(args['master-key'] !== undefined ? { masterKeyFile: args['master-key'] } : {}),
       dataDir: args['data-dir'],
+      witnessKeys: args['witness-key'] ?? [],
+      ...(args['min-witnesses'] !== undefined ? { minWitnesses: args['min-witnesses'] } : {}),
       warn: (message) => process.stderr.write(`gatehouse verify: ${message}\n`),
       progressTo: process.stderr,
       parallel: readVerifyTuning(),

@@ -3,6 +3,7 @@ import * as initial from './0001-initial.js';
 import * as operationReports from './0002-operation-reports.js';
 import * as dropCommandSeq from './0003-drop-command-seq.js';
 import * as webhookOutbox from './0004-webhook-outbox.js';
+import * as proofsAndWitnesses from './0005-proofs-and-witnesses.js';
 
 /** A static index: migrations are bundled with the code, never discovered on disk at run time. */
 const migrations: Record<string, Migration> = {
@@ -10,6 +11,7 @@ const migrations: Record<string, Migration> = {
   '0002-operation-reports': operationReports,
   '0003-drop-command-seq': dropCommandSeq,
   '0004-webhook-outbox': webhookOutbox,
+  '0005-proofs-and-witnesses': proofsAndWitnesses,
 };
 
 export const migrationProvider: MigrationProvider = {

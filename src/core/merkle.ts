@@ -8,10 +8,9 @@
  * The log keeps only the compact range of the right edge (MerkleFrontier): the roots of the
  * perfect subtrees that make up the tree, one per set bit of the size, largest (leftmost) first.
  *
- * Room for proofs: inclusion and consistency proofs (RFC 9162 §2.1.3, §2.1.4) need stored leaf
- * hashes (or the event hashes they come from) and the split rule "largest power of two strictly
- * below n" that rootOfRange-style recursion uses; they go in merkle-proof.ts next to this file,
- * reusing leafHash/nodeHash, and verify against roots produced here.
+ * Proofs (RFC 9162 §2.1.3, §2.1.4) are in merkle-proof.ts. They are built from perfect subtree
+ * hashes; appendEventHashCollecting reports the ones an append completes, so the ledger can
+ * store the large ones and never rebuild the tree to answer a proof.
  *
  * Speed: verify hashes ~3 SHA-256 per event here, so the hot path avoids Buffer allocation.
  * Digests are taken with the one-shot crypto.hash into a 32-character latin1 ("binary") string
@@ -106,6 +105,13 @@ function popcount(n: number): number {
 
 const HEX32 = /^[0-9a-f]{64}$/;
 
+/** A perfect subtree an append completed: leaves [index * 2^level, (index + 1) * 2^level). */
+export interface CompletedSubtree {
+  level: number;
+  index: number;
+  hash: string;
+}
+
 /**
  * The incremental compact range of an append-only RFC 6962 tree: at most log2(n)+1 hashes.
  * Persisted in the chain-head row as `{ size, hashes: toJSON() }` and restored with `from`.
@@ -144,13 +150,31 @@ export class MerkleFrontier {
     this.#push(leaves.toString('latin1', offset, offset + 32));
   }
 
-  #push(leaf: BinHash): void {
+  /**
+   * appendEventHash, returning the perfect subtrees of at least `minLevel` levels (2^minLevel
+   * leaves) that this leaf completes, as { level, index, hash (hex) }: usually none.
+   */
+  appendEventHashCollecting(eventHashHex: string, minLevel: number): CompletedSubtree[] {
+    if (typeof eventHashHex !== 'string' || eventHashHex.length !== 64 || leafScratch.write(eventHashHex, 1, 32, 'hex') !== 32) {
+      throw new RangeError('MerkleFrontier.appendEventHashCollecting: expected 64 hex digits');
+    }
+    const completed: CompletedSubtree[] = [];
+    const newSize = this.#size + 1;
+    this.#push(sha256Digest('sha256', leafScratch, 'binary'), (level, h) => {
+      if (level >= minLevel) completed.push({ level, index: newSize / 2 ** level - 1, hash: binToBuffer(h).toString('hex') });
+    });
+    return completed;
+  }
+
+  #push(leaf: BinHash, completed?: (level: number, hash: BinHash) => void): void {
     // One merge per trailing 1 bit of the old size: equal-sized subtrees combine.
     let h = leaf;
     let s = this.#size;
+    let level = 0;
     while (s % 2 === 1) {
       h = nodeBin(this.#stack.pop()!, h);
       s = (s - 1) / 2;
+      if (completed !== undefined) completed(++level, h);
     }
     this.#stack.push(h);
     this.#size++;

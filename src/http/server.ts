@@ -5,6 +5,7 @@ import { createApp, type HttpOptions } from './app.js';
 import { healthRoutes } from './routes/health.js';
 import { openapiRoutes } from './routes/openapi.js';
 import { ledgerRoutes } from './routes/audit.js';
+import { proofRoutes } from './routes/proofs.js';
 import { principalRoutes } from './routes/principals.js';
 import { fingerprintRoutes } from './routes/fingerprint.js';
 import { operationRoutes } from './routes/operations.js';
@@ -29,7 +30,7 @@ export interface RunningServer {
 
 /** Every domain's routes, in one list so the OpenAPI test can walk them all. */
 export function routeModules(context: AppContext): RouteModule[] {
-  return [healthRoutes(context), openapiRoutes(), ledgerRoutes(context), principalRoutes(context), fingerprintRoutes(context), operationRoutes(context),
+  return [healthRoutes(context), openapiRoutes(), ledgerRoutes(context), proofRoutes(context), principalRoutes(context), fingerprintRoutes(context), operationRoutes(context),
     approvalRoutes(context), uiRoutes(context), metricsRoutes(context)];
 }
 

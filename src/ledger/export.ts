@@ -1,5 +1,6 @@
 import type { Db } from '../store/store.js';
 import { type EventHeader, toEventHeader } from '../core/event-shape.js';
+import { withCosignatures } from './cosignatures.js';
 
 const PAGE = 1000;
 
@@ -60,7 +61,8 @@ export async function* exportLines(
   for (const account of accounts) {
     const checkpoints = await db.selectFrom('checkpoints').selectAll()
       .where('account_id', '=', account).orderBy('tree_size').execute();
-    for (const checkpoint of checkpoints) yield JSON.stringify({ kind: 'checkpoint', ...checkpoint }) + '\n';
+    // With their witness cosignatures, so verify --witness-key can check an export too.
+    for (const checkpoint of await withCosignatures(db, checkpoints)) yield JSON.stringify({ kind: 'checkpoint', ...checkpoint }) + '\n';
   }
 }
 

@@ -5,7 +5,7 @@ import { canonicalBytes } from '../core/jcs.js';
 import { sha256Hex } from '../core/hash.js';
 import { eventHash } from '../core/event-hash.js';
 import { GENESIS_PREV_HASH, toEventHeader } from '../core/event-shape.js';
-import { leafHash, MerkleFrontier } from '../core/merkle.js';
+import { MerkleFrontier } from '../core/merkle.js';
 import { openPayload, sealPayload } from '../core/seal.js';
 import type { Sodium } from '../core/sodium.js';
 import type { SigningKey } from '../core/signing-key.js';
@@ -15,6 +15,7 @@ import type { DataKeys } from './data-keys.js';
 import type { AppendedEvent, EventInput } from './event-input.js';
 import { signCheckpoint, type Checkpoint } from './checkpoints.js';
 import { advanceChain, type ChainHead } from './chain-write.js';
+import { STORED_LEVEL, storeSubtrees } from './merkle-nodes.js';
 
 /** A checkpoint is signed in the append that crosses this many events since the last one. */
 export const CHECKPOINT_EVERY_EVENTS = 1000;
@@ -60,7 +61,7 @@ export class Ledger {
 
   /** Writes the event after `head` if `head` is still the chain's head; null, with nothing written, if it is not. */
   private async writeNext(trx: Db, head: ChainHead, input: EventInput, dataKey: Uint8Array | null): Promise<AppendedEvent | null> {
-    const { next, event, frontier, checkpointDue } = this.nextEvent(head, input, dataKey);
+    const { next, event, frontier, checkpointDue, subtrees } = this.nextEvent(head, input, dataKey);
     // Remembered before the write returns, so the next append to this account (in another
     // transaction, which will wait on this one's lock) already builds on this event.
     this.rememberHead(input.account_id, next);
@@ -69,6 +70,8 @@ export class Ledger {
       if (this.heads.get(input.account_id) === next) this.heads.delete(input.account_id);
       return null;
     }
+    // Once per 256 events: the subtree hashes proofs read (merkle-nodes.ts).
+    if (subtrees.length > 0) await storeSubtrees(trx, input.account_id, subtrees);
     if (checkpointDue) await this.insertCheckpoint(trx, input.account_id, frontier);
     return { seq: event.seq, hash: event.hash, ts: event.ts };
   }
@@ -94,10 +97,10 @@ export class Ledger {
     const header = toEventHeader({ ...values, seq, ts, payload_hash: payload ? sha256Hex(payload) : null, prev_hash: head.head_hash });
     const hash = eventHash(header);
     const frontier = MerkleFrontier.from(head.size, JSON.parse(head.frontier) as string[]);
-    frontier.append(leafHash(Buffer.from(hash, 'hex')));
+    const subtrees = frontier.appendEventHashCollecting(hash, STORED_LEVEL);
     const checkpointDue = seq - head.checkpoint_size >= CHECKPOINT_EVERY_EVENTS;
     const next: ChainHead = { size: seq, head_hash: hash, frontier: JSON.stringify(frontier.toJSON()), checkpoint_size: checkpointDue ? seq : head.checkpoint_size };
-    return { next, event: { ...header, hash, payload }, frontier, checkpointDue };
+    return { next, event: { ...header, hash, payload }, frontier, checkpointDue, subtrees };
   }
 
   private rememberHead(accountId: string, head: ChainHead): void {

@@ -3,7 +3,7 @@ import type { JsonValue } from '../core/json.js';
 import { DomainError } from '../core/errors.js';
 import type { ResolveOperationBody } from '../core/request-bodies.js';
 import { transactOrRefuse, type Refusal } from '../store/refusals.js';
-import { operationJson, type OperationJson, type StoredResponse } from './operation-json.js';
+import { operationJson, type OperationJson } from './operation-json.js';
 import { lockOperation } from './operation-rows.js';
 import { applyTransition, expireIfDue, transitionAllowed } from './transitions.js';
 import { notFound } from './reports.js';

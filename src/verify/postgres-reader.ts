@@ -8,6 +8,7 @@ import type { VerifierCheckpoint } from '../core/checkpoint-trust.js';
 import { int8AsNumber } from '../store/pg-int8.js';
 import { VerifyInputError, ioErrorCode } from './errors.js';
 import { EVENT_COLUMNS } from './columns.js';
+import { withCosignatureLines } from './cosignature-lines.js';
 import type { VerificationRun } from './run.js';
 
 const PAGE = 5000;
@@ -68,7 +69,14 @@ export class PostgresLedgerReader {
       'SELECT tree_size, root_hash, note FROM checkpoints WHERE account_id = $1 ORDER BY tree_size', [accountId],
     );
     const keyRow = key.rows[0] as [Uint8Array | null] | undefined;
-    run.beginAccount({ accountId, checkpoints: checkpoints.rows, ...(keyRow !== undefined ? { wrappedDataKey: keyRow[0] } : {}) });
+    const hasCosignatures = (await this.#client.query(
+      "SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'checkpoint_cosignatures'",
+    )).rows.length > 0;
+    const lines = hasCosignatures
+      ? (await this.#client.query<{ tree_size: number; line: string }>(
+        'SELECT tree_size, line FROM checkpoint_cosignatures WHERE account_id = $1 ORDER BY tree_size, witness', [accountId])).rows
+      : [];
+    run.beginAccount({ accountId, checkpoints: withCosignatureLines(checkpoints.rows, lines), ...(keyRow !== undefined ? { wrappedDataKey: keyRow[0] } : {}) });
     for (let after = 0; ;) {
       const page = await this.#client.query({
         text: `SELECT ${EVENT_COLUMNS} FROM events WHERE account_id = $1 AND seq > $2 ORDER BY seq LIMIT ${PAGE}`,

@@ -9,6 +9,7 @@ import type { VerifierCheckpoint } from '../core/checkpoint-trust.js';
 import type { NoteVerifierKey } from '../core/signing-key.js';
 import type { VerifierEvent } from '../core/verifier-event.js';
 import type { GivenCheckpoint } from './given-checkpoints.js';
+import { type WitnessPolicy, witnessShortfall } from './witness-policy.js';
 
 export interface AccountStart {
   accountId: string;
@@ -25,6 +26,8 @@ export interface RunOptions {
   given: GivenCheckpoint[];
   /** Called now and then with the number of events checked so far (never per event). */
   onProgress?: (events: number) => void;
+  /** `--witness-key … --min-witnesses N`: cosignatures the newest checkpoint must carry. */
+  witnesses?: WitnessPolicy;
 }
 
 const PROGRESS_EVERY = 1 << 14;
@@ -34,6 +37,8 @@ interface Open {
   lastSeq: number;
   /** Failures a reader found below the verifier (a record that does not parse at all). */
   broken: { seq: number; reason: string } | null;
+  /** The stored checkpoint with the largest size (for the witness policy). */
+  newest: VerifierCheckpoint | null;
 }
 
 export class VerificationRun {
@@ -65,7 +70,9 @@ export class VerificationRun {
     for (const g of this.#options.given) {
       if (g.accountId === start.accountId) verifier.addCheckpoint(g.checkpoint, { given: true });
     }
-    this.#open = { verifier, lastSeq: 0, broken: null };
+    const newest = start.checkpoints.reduce<VerifierCheckpoint | null>(
+      (a, c) => (a === null || Number(c.tree_size) > Number(a.tree_size) ? c : a), null);
+    this.#open = { verifier, lastSeq: 0, broken: null, newest };
   }
 
   get currentAccount(): string | null {
@@ -134,6 +141,19 @@ export class VerificationRun {
     if (broken !== null && (verdict.first_bad_seq === null || broken.seq <= verdict.first_bad_seq)) {
       verdict.first_bad_seq = broken.seq;
       verdict.reason = broken.reason;
+    }
+    const policy = this.#options.witnesses;
+    if (policy !== undefined && verdict.reason === null) {
+      // Checked last: an intact log whose newest checkpoint no witness saw is still refused.
+      const newest = open.newest;
+      const shortfall = newest === null ? 'no checkpoint for witnesses to have cosigned' : witnessShortfall(newest.note, policy);
+      if (shortfall !== null) {
+        const size = newest === null ? 0 : Number(newest.tree_size);
+        verdict.first_bad_seq = Math.max(size, 1);
+        verdict.reason = newest === null
+          ? `not witnessed: ${shortfall}`
+          : `not witnessed: the newest checkpoint (size ${size}) has ${shortfall}; the log may have been rolled back or forked`;
+      }
     }
     this.#verdicts.set(verdict.account_id, verdict);
   }

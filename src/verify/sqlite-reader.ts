@@ -9,6 +9,7 @@ import { unwrapForFastPath } from '../core/account-data-key.js';
 import type { VerifierCheckpoint } from '../core/checkpoint-trust.js';
 import { VerifyInputError, ioErrorCode } from './errors.js';
 import { EVENT_COLUMNS } from './columns.js';
+import { withCosignatureLines } from './cosignature-lines.js';
 import type { VerificationRun } from './run.js';
 import { type ParallelSettings, verifySlices } from './sqlite-slices.js';
 
@@ -70,9 +71,14 @@ export class SqliteLedgerReader {
 
   async verifyAccount(run: VerificationRun, accountId: string): Promise<void> {
     const key = this.#db.prepare('SELECT wrapped_data_key FROM accounts WHERE id = ?').raw(true).get(accountId) as [Uint8Array | null] | undefined;
-    const checkpoints = this.#db.prepare(
+    const stored = this.#db.prepare(
       'SELECT tree_size, root_hash, note FROM checkpoints WHERE account_id = ? ORDER BY tree_size',
     ).all(accountId) as VerifierCheckpoint[];
+    const hasCosignatures = this.#db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'checkpoint_cosignatures'").get() !== undefined;
+    const lines = hasCosignatures
+      ? this.#db.prepare('SELECT tree_size, line FROM checkpoint_cosignatures WHERE account_id = ? ORDER BY tree_size, witness').all(accountId) as Array<{ tree_size: number; line: string }>
+      : [];
+    const checkpoints = withCosignatureLines(stored, lines);
     run.beginAccount({ accountId, checkpoints, ...(key !== undefined ? { wrappedDataKey: key[0] } : {}) });
     let after: number | null = null;
     const maxSeq = this.#db.prepare('SELECT MAX(seq) FROM events WHERE account_id = ?').pluck().get(accountId);

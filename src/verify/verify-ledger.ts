@@ -15,6 +15,7 @@ import { createProgress } from './progress.js';
 import { type VerifyReport, buildReport } from './report.js';
 import { VerificationRun } from './run.js';
 import { keysFromDataDir, keysFromFile, keysFromList, parsePublicKey } from './trust.js';
+import { witnessPolicy } from './witness-policy.js';
 
 export type VerifyInput = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string } | { kind: 'export'; file: string };
 
@@ -32,6 +33,10 @@ export interface VerifyOptions {
   progressTo: NodeJS.WriteStream;
   /** How a large SQLite account is spread over threads. */
   parallel: ParallelSettings;
+  /** `--witness-key`: cosignature/v1 verifier keys of trusted witnesses. */
+  witnessKeys?: string[];
+  /** `--min-witnesses` (default 1 when witness keys are given). */
+  minWitnesses?: number;
 }
 
 interface Reader {
@@ -49,6 +54,7 @@ export async function verifyLedger(options: VerifyOptions): Promise<VerifyReport
     if (foreign) throw new VerifyInputError(`--checkpoint ${foreign.file} is for account ${foreign.accountId}, not --account ${options.account}`);
   }
   const masterKey = options.masterKeyFile === undefined ? undefined : readKeyFile(options.masterKeyFile, 'master key');
+  witnessPolicy(options.witnessKeys ?? [], options.minWitnesses); // bad witness options: exit 2 before any reading
   const { input } = options;
 
   if (input.kind === 'export') {
@@ -84,8 +90,10 @@ function newRun(
   masterKey: Uint8Array | undefined, total: number,
 ) {
   const progress = createProgress(options.progressTo, total);
+  const witnesses = witnessPolicy(options.witnessKeys ?? [], options.minWitnesses);
   const run = new VerificationRun({
     trustedKeys, ledgerId, given, onProgress: (n) => progress.update(n), ...(masterKey !== undefined ? { masterKey } : {}),
+    ...(witnesses !== null ? { witnesses } : {}),
   });
   return { run, progress };
 }

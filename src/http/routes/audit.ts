@@ -11,6 +11,7 @@ import { requireRole } from '../../principals/roles.js';
 import { validateAccountId } from '../../principals/accounts.js';
 import { rfc3339 } from '../../core/time.js';
 import { eventsPage, exportLines } from '../../ledger/export.js';
+import { withCosignaturesOne } from '../../ledger/cosignatures.js';
 
 const MAX_PAGE = 1000;
 
@@ -36,14 +37,14 @@ export function ledgerRoutes(deps: Pick<AppContext, 'store' | 'ledger' | 'clock'
     const accountId = validateAccountId(ctx.query.account_id);
     const checkpoint = await deps.ledger.latestCheckpoint(accountId);
     if (!checkpoint) throw new DomainError('not_found', `no checkpoint yet for account ${accountId}`);
-    ctx.body = checkpoint;
+    ctx.body = await withCosignaturesOne(deps.store.db, checkpoint);
   });
 
   router.post('/v1/audit/checkpoints', async (ctx) => {
     requireRole(principalOf(ctx), 'auditor', 'admin');
     const { account_id } = validateCheckpointRequest(await readJsonBody(ctx, ctx.state.maxBodyBytes));
     ctx.status = 201;
-    ctx.body = await deps.ledger.checkpoint(validateAccountId(account_id));
+    ctx.body = await withCosignaturesOne(deps.store.db, await deps.ledger.checkpoint(validateAccountId(account_id)));
   });
 
   router.get('/v1/audit/export', async (ctx) => {

@@ -1,0 +1,51 @@
+/**
+ * `gatehouse prove --account A --seq N [--checkpoint FILE] --out FILE`: an evidence file for one
+ * event (src/core/evidence.ts) that anyone can check with `gatehouse verify-evidence`.
+ */
+import fs from 'node:fs';
+import type { Argv, CommandModule } from 'yargs';
+import { print, runVerb, storeOptions, UsageError, type StoreArgs } from '../output.js';
+import { withContext } from '../with-context.js';
+
+interface ProveArgs extends StoreArgs {
+  account: string;
+  seq: number;
+  checkpoint?: string;
+  out: string;
+}
+
+export const proveCommand: CommandModule<object, ProveArgs> = {
+  command: 'prove',
+  describe: 'write an evidence file: one event, a signed checkpoint and the inclusion proof between them',
+  builder: (y) => y.options({
+    ...storeOptions,
+    account: { type: 'string', demandOption: true },
+    seq: { type: 'number', demandOption: true, describe: 'the event to prove' },
+    checkpoint: { type: 'string', describe: 'prove against this saved checkpoint (JSON or note text) instead of the newest one covering the event' },
+    out: { type: 'string', demandOption: true, describe: 'where to write the evidence file' },
+  }) as unknown as Argv<ProveArgs>,
+  handler: (args) => runVerb(async () => {
+    if (!Number.isSafeInteger(args.seq) || args.seq < 1) throw new UsageError(`--seq must be a whole number from 1, not ${args.seq}`);
+    const given = args.checkpoint === undefined ? null : readCheckpointNote(args.checkpoint);
+    await withContext(args, async (context) => {
+      const { buildEvidence } = await import('../../src/ledger/evidence-file.js');
+      const evidence = await buildEvidence(context, args.account, args.seq, given);
+      fs.writeFileSync(args.out, JSON.stringify(evidence, null, 2) + '\n');
+      print(args, `evidence: wrote ${args.out} (account ${args.account}, seq ${args.seq}, checkpoint size ${evidence.checkpoint.tree_size}, ${evidence.checkpoint.cosignatures} witness cosignatures)`,
+        { file: args.out, account_id: args.account, seq: args.seq, tree_size: evidence.checkpoint.tree_size, cosignatures: evidence.checkpoint.cosignatures });
+    });
+  }),
+};
+
+/** The note of a saved checkpoint: the JSON the API returns, or the note text itself. */
+function readCheckpointNote(file: string): string {
+  const text = fs.readFileSync(file, 'utf8');
+  if (!text.trimStart().startsWith('{')) return text;
+  try {
+    const note = (JSON.parse(text) as { note?: unknown }).note;
+    if (typeof note === 'string') return note;
+  } catch {
+    // reported below
+  }
+  throw new UsageError(`--checkpoint ${file} is neither a checkpoint JSON with a "note" nor a note`);
+}

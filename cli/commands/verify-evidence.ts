@@ -1,0 +1,86 @@
+/**
+ * `gatehouse verify-evidence FILE`: checks an evidence file offline with src/core only — no
+ * server, no database, no data dir. Exit 0 valid, 1 invalid (`evidence: INVALID: reason`),
+ * 2 usage or I/O error.
+ */
+import fs from 'node:fs';
+import type { Argv, CommandModule } from 'yargs';
+
+interface VerifyEvidenceArgs {
+  file: string;
+  keys?: string;
+  'public-key'?: string;
+  'witness-key'?: string[];
+  'min-witnesses'?: number;
+  json: boolean;
+}
+
+class InputError extends Error {}
+
+export const verifyEvidenceCommand: CommandModule<object, VerifyEvidenceArgs> = {
+  command: 'verify-evidence <file>',
+  describe: 'check an evidence file offline: event hash, payload, inclusion proof, checkpoint signature, witnesses (exit 0 valid, 1 invalid, 2 unreadable)',
+  builder: (y) => y
+    .positional('file', { type: 'string', demandOption: true, describe: 'an evidence file written by gatehouse prove' })
+    .options({
+      keys: { type: 'string', describe: 'trusted log keys: a file with the JSON of GET /v1/keys' },
+      'public-key': { type: 'string', describe: 'trusted log key: a note verifier key or a base64 Ed25519 public key' },
+      'witness-key': { type: 'string', array: true, describe: 'a trusted witness (cosignature/v1 verifier key); repeatable' },
+      'min-witnesses': { type: 'number', describe: 'valid witness cosignatures the checkpoint must carry (default 1 with --witness-key)' },
+      json: { type: 'boolean', default: false, describe: 'machine-readable output' },
+    }) as unknown as Argv<VerifyEvidenceArgs>,
+  handler: async (args) => {
+    process.exitCode = await run(args);
+  },
+};
+
+async function run(args: VerifyEvidenceArgs): Promise<number> {
+  const [{ verifyEvidence, logKeyFrom, logKeysFromList }, { parseCosignerVerifier }, { SigningKeyError }] = await Promise.all([
+    import('../../src/core/evidence.js'), import('../../src/core/cosignature.js'), import('../../src/core/signing-key.js'),
+  ]);
+  let evidence: unknown;
+  try {
+    if (args.keys !== undefined && args['public-key'] !== undefined) throw new InputError('give --keys or --public-key, not both');
+    const witnessTexts = args['witness-key'] ?? [];
+    const min = args['min-witnesses'] ?? (witnessTexts.length > 0 ? 1 : 0);
+    if (!Number.isInteger(min) || min < 0 || min > witnessTexts.length) {
+      throw new InputError(`--min-witnesses must be a whole number from ${witnessTexts.length > 0 ? 1 : 0} to ${witnessTexts.length} (the --witness-key values given)`);
+    }
+    evidence = readJson(args.file, 'the evidence file');
+    const ledgerId = typeof (evidence as { ledger_id?: unknown } | null)?.ledger_id === 'string' ? (evidence as { ledger_id: string }).ledger_id : '';
+    const witnesses = witnessTexts.map((text) => parseCosignerVerifier(text));
+    const trustedKeys = args['public-key'] !== undefined
+      ? [logKeyFrom(args['public-key'], ledgerId)]
+      : args.keys !== undefined ? logKeysFromList(readJson(args.keys, '--keys'), ledgerId) : null;
+    if (trustedKeys === null) {
+      process.stderr.write('gatehouse verify-evidence: warning: trusting the keys listed in the evidence file itself; they are not pinned (pass --keys or --public-key with the key you saved from GET /v1/keys)\n');
+    }
+    const verdict = verifyEvidence(evidence, { trustedKeys, witnesses, minWitnesses: min });
+    if (args.json) process.stdout.write(JSON.stringify(verdict) + '\n');
+    else if (verdict.ok) {
+      process.stdout.write(`evidence: VALID: event ${verdict.seq} of account ${verdict.account_id} is in the signed checkpoint of size ${verdict.tree_size}` +
+        `${witnesses.length > 0 ? ` with ${verdict.cosignatures} valid witness cosignature${verdict.cosignatures === 1 ? '' : 's'}` : ''}\n`);
+    } else process.stdout.write(`evidence: INVALID: ${verdict.reason}\n`);
+    return verdict.ok ? 0 : 1;
+  } catch (error) {
+    if (error instanceof InputError || error instanceof SigningKeyError) {
+      process.stderr.write(`gatehouse verify-evidence: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}
+
+function readJson(file: string, what: string): unknown {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new InputError(`cannot read ${what} ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+  try {
+    return JSON.parse(text); // untrusted input
+  } catch {
+    throw new InputError(`${what} ${file} is not JSON`);
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * Evidence files (`gatehouse prove`, `gatehouse verify-evidence`): one event, a signed
+ * checkpoint, the RFC 9162 inclusion proof between them and the log's public keys, so anyone
+ * can check that this event was recorded, exactly so, in the log the checkpoint commits to,
+ * without the log. Checked here with nothing but this file and the keys the verifier trusts.
+ *
+ *   {"format": "gatehouse-evidence", "version": 1, "ledger_id",
+ *    "event": {"header", "hash", "payload"}, "checkpoint": {…as the API returns…},
+ *    "inclusion": {"account_id", "seq", "tree_size", "leaf_index", "hashes"}, "keys": [...]}
+ */
+import { type CosignerKey, checkCosignatures } from './cosignature.js';
+import { eventHash } from './event-hash.js';
+import type { EventHeader } from './event-shape.js';
+import { HEX64, headerProblem } from './event-shape.js';
+import { sha256Hex } from './hash.js';
+import { leafHash } from './merkle.js';
+import { verifyInclusion } from './merkle-proof.js';
+import { NoteError, parseCheckpointBody, verifyNote } from './note.js';
+import { type NoteVerifierKey, SigningKeyError, decodeStdBase64, noteKeyHash, parseNoteVerifier } from './signing-key.js';
+
+export const EVIDENCE_FORMAT = 'gatehouse-evidence';
+
+export interface EvidenceOptions {
+  /** The log keys to trust; null: the file's own `keys` (not pinned). */
+  trustedKeys: NoteVerifierKey[] | null;
+  witnesses: CosignerKey[];
+  /** Valid cosignatures by distinct `witnesses` the checkpoint must carry (0: none asked). */
+  minWitnesses: number;
+}
+
+export type EvidenceVerdict =
+  | { ok: true; account_id: string; seq: number; tree_size: number; cosignatures: number }
+  | { ok: false; reason: string };
+
+class Invalid extends Error {}
+
+const fail = (reason: string): never => {
+  throw new Invalid(reason);
+};
+
+function object(value: unknown, what: string): Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) fail(`${what} is not an object`);
+  return value as Record<string, unknown>;
+}
+
+/** A note verifier key, or a raw base64 Ed25519 key named after the ledger (as GET /v1/keys lists them). */
+export function logKeyFrom(text: string, ledgerId: string): NoteVerifierKey {
+  const trimmed = text.trim();
+  if (/^[^+\s]+\+[0-9a-f]{8}\+/.test(trimmed)) return parseNoteVerifier(trimmed);
+  const raw = decodeStdBase64(trimmed);
+  if (raw === null || raw.length !== 32) throw new SigningKeyError('not a note verifier key or a 32-byte Ed25519 public key in base64');
+  const name = `gatehouse/${ledgerId}`;
+  return { name, keyHash: noteKeyHash(name, raw), publicKey: raw };
+}
+
+/** The keys of a `GET /v1/keys` body (or its `keys` array). */
+export function logKeysFromList(list: unknown, ledgerId: string): NoteVerifierKey[] {
+  const entries = Array.isArray(list) ? list : (list as { keys?: unknown } | null)?.keys;
+  if (!Array.isArray(entries) || entries.length === 0) throw new SigningKeyError('no keys listed (expected {"keys": [...]} as GET /v1/keys returns)');
+  return entries.map((entry) => {
+    const e = entry as { note_verifier?: unknown; public_key?: unknown } | null;
+    const text = typeof e?.note_verifier === 'string' ? e.note_verifier : typeof e?.public_key === 'string' ? e.public_key : null;
+    if (text === null) throw new SigningKeyError('a key has neither note_verifier nor public_key');
+    return logKeyFrom(text, ledgerId);
+  });
+}
+
+export function verifyEvidence(evidence: unknown, options: EvidenceOptions): EvidenceVerdict {
+  try {
+    return check(evidence, options);
+  } catch (error) {
+    if (error instanceof Invalid) return { ok: false, reason: error.message };
+    throw error;
+  }
+}
+
+function check(evidence: unknown, options: EvidenceOptions): EvidenceVerdict {
+  const file = object(evidence, 'the evidence');
+  if (file.format !== EVIDENCE_FORMAT || file.version !== 1) fail(`not a ${EVIDENCE_FORMAT} version 1 file`);
+  if (typeof file.ledger_id !== 'string' || file.ledger_id === '') fail('no ledger_id');
+  const ledgerId = file.ledger_id as string;
+
+  // The event: its hash from its header, its payload against payload_hash.
+  const event = object(file.event, 'event');
+  const problem = headerProblem(event.header);
+  if (problem !== null) fail(`event header: ${problem}`);
+  const header = event.header as EventHeader;
+  if (typeof event.hash !== 'string' || !HEX64.test(event.hash)) fail('event hash is not 64 lowercase hex digits');
+  if (eventHash(header) !== event.hash) fail(`event ${header.seq}: its hash does not match its header`);
+  if (event.payload !== null && event.payload !== undefined) {
+    const payload = typeof event.payload === 'string' ? decodeStdBase64(event.payload) : null;
+    if (payload === null) fail(`event ${header.seq}: payload is not base64`);
+    if (header.payload_hash !== sha256Hex(payload!)) fail(`event ${header.seq}: its payload does not match payload_hash`);
+  }
+
+  // The checkpoint: signed by a trusted log key, for this ledger and account.
+  let trusted = options.trustedKeys;
+  if (trusted === null) {
+    try {
+      trusted = logKeysFromList(file.keys, ledgerId);
+    } catch (error) {
+      if (error instanceof SigningKeyError) fail(`keys: ${error.message}`);
+      throw error;
+    }
+  }
+  const checkpoint = object(file.checkpoint, 'checkpoint');
+  if (typeof checkpoint.note !== 'string') fail('checkpoint has no note');
+  const note = checkpoint.note as string;
+  let body = '';
+  try {
+    body = verifyNote(note, trusted!).body;
+  } catch (error) {
+    if (!(error instanceof NoteError)) throw error;
+    fail(error.code === 'unverified_note' ? 'the checkpoint is not signed by a trusted log key' : `the checkpoint's signature: ${error.message}`);
+  }
+  let signed;
+  try {
+    signed = parseCheckpointBody(body);
+  } catch (error) {
+    if (!(error instanceof NoteError)) throw error;
+    return fail(`checkpoint: ${error.message}`);
+  }
+  const origin = `gatehouse/${ledgerId}/${header.account_id}`;
+  if (signed.origin !== origin) fail(`the checkpoint's origin is ${JSON.stringify(signed.origin)}, not ${JSON.stringify(origin)}`);
+  const rootHex = Buffer.from(signed.rootHash).toString('hex');
+  if (checkpoint.tree_size !== signed.treeSize) fail('the checkpoint\'s tree_size differs from its signed note');
+  if (checkpoint.root_hash !== rootHex) fail('the checkpoint\'s root_hash differs from its signed note');
+  if (checkpoint.account_id !== header.account_id) fail('the checkpoint\'s account_id differs from the event\'s');
+
+  // The inclusion proof: the event's leaf up to the signed root.
+  const inclusion = object(file.inclusion, 'inclusion');
+  if (inclusion.account_id !== header.account_id || inclusion.seq !== header.seq) fail('the inclusion proof is for another event');
+  if (inclusion.tree_size !== signed.treeSize) fail('the inclusion proof is for another tree size than the checkpoint');
+  if (inclusion.leaf_index !== header.seq - 1) fail('the inclusion proof\'s leaf_index is not seq - 1');
+  const hashes = inclusion.hashes;
+  if (!Array.isArray(hashes) || !hashes.every((h) => typeof h === 'string' && HEX64.test(h))) fail('the inclusion proof\'s hashes are not 64-hex-digit strings');
+  const proof = (hashes as string[]).map((h) => Buffer.from(h, 'hex'));
+  if (!verifyInclusion(leafHash(Buffer.from(event.hash as string, 'hex')), header.seq - 1, signed.treeSize, proof, signed.rootHash)) {
+    fail(`the inclusion proof does not lead from event ${header.seq} to the checkpoint's root at size ${signed.treeSize}`);
+  }
+
+  // Witnesses, when asked for.
+  const { valid, invalid } = checkCosignatures(note, options.witnesses);
+  if (valid.length < options.minWitnesses) {
+    fail(`${valid.length} valid witness cosignature${valid.length === 1 ? '' : 's'}${invalid.length > 0 ? ` (${invalid.length} invalid)` : ''}, ${options.minWitnesses} required`);
+  }
+  return { ok: true, account_id: header.account_id, seq: header.seq, tree_size: signed.treeSize, cosignatures: valid.length };
+}

@@ -1,0 +1,177 @@
+/**
+ * `gatehouse serve --witness URL=KEY …`: every new checkpoint goes to every witness (C2SP
+ * tlog-witness) with the consistency proof from the size that witness last cosigned, and the
+ * cosignature that comes back is stored beside the checkpoint.
+ *
+ * Off the request path entirely: each witness has its own loop that looks for checkpoints it
+ * has not cosigned, so a claim never waits for a witness and a slow or dead witness delays
+ * nothing but its own cosignature (it is retried with backoff, and catches up from the size it
+ * last cosigned once it is back). A 409 names the size the witness holds; the proof is then
+ * built from that size. A witness that holds a size beyond this log's (the log was rolled
+ * back) or refuses the proof (the log forked) is reported, never "fixed".
+ */
+import type { Logger } from 'pino';
+import { checkCosignatures, type CosignerKey } from '../core/cosignature.js';
+import { rfc3339, type Clock } from '../core/time.js';
+import { formatAddCheckpoint } from '../core/tlog-witness.js';
+import type { Store } from '../store/store.js';
+import type { Ledger } from './ledger.js';
+import { storeCosignature } from './cosignatures.js';
+import { consistencyProofOf } from './proofs.js';
+
+export interface WitnessTarget {
+  /** The submission prefix: POST <url>/add-checkpoint. */
+  url: string;
+  key: CosignerKey;
+}
+
+interface Deps {
+  store: Store;
+  ledger: Ledger;
+  logger: Logger;
+  clock: Clock;
+}
+
+const POLL_MS = 500;
+const MAX_BACKOFF_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 10_000;
+const QUORUM_GRACE_MS = 60_000;
+
+class WitnessRefused extends Error {}
+
+export class Witnessing {
+  readonly #deps: Deps;
+  readonly #targets: WitnessTarget[];
+  readonly #quorum: number;
+  #stopped = false;
+  readonly #loops: Promise<void>[] = [];
+  readonly #wake = new Set<() => void>();
+  readonly #warned = new Set<string>();
+
+  constructor(deps: Deps, targets: WitnessTarget[], quorum: number) {
+    this.#deps = deps;
+    this.#targets = targets;
+    this.#quorum = quorum;
+  }
+
+  /** Checkpoints every chain that grew past its newest checkpoint, then starts one loop per witness. */
+  async start(): Promise<void> {
+    await this.#deps.ledger.checkpointGrownChains();
+    for (const target of this.#targets) this.#loops.push(this.#loop(target));
+    this.#loops.push(this.#quorumWatch());
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    for (const wake of this.#wake) wake();
+    await Promise.all(this.#loops);
+  }
+
+  async #sleep(ms: number): Promise<void> {
+    if (this.#stopped) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#wake.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.#wake.add(done);
+    });
+  }
+
+  async #loop(target: WitnessTarget): Promise<void> {
+    let backoff = POLL_MS;
+    while (!this.#stopped) {
+      try {
+        await this.#submitPending(target);
+        backoff = POLL_MS;
+      } catch (err) {
+        const level = err instanceof WitnessRefused ? 'error' : 'warn';
+        this.#deps.logger[level]({ witness: target.key.name, url: target.url, err: (err as Error).message }, 'witness did not cosign');
+        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+      }
+      await this.#sleep(backoff);
+    }
+  }
+
+  /** The newest checkpoint of each account this witness has not cosigned yet. */
+  async #submitPending(target: WitnessTarget): Promise<void> {
+    const db = this.#deps.store.db;
+    const newest = await db.selectFrom('checkpoints').select(['account_id', (eb) => eb.fn.max('tree_size').as('size')]).groupBy('account_id').execute();
+    const cosigned = await db.selectFrom('checkpoint_cosignatures').select(['account_id', (eb) => eb.fn.max('tree_size').as('size')])
+      .where('witness', '=', target.key.text).groupBy('account_id').execute();
+    const last = new Map(cosigned.map((r) => [r.account_id, Number(r.size)]));
+    for (const { account_id: accountId, size } of newest) {
+      if (this.#stopped) return;
+      const lastSize = last.get(accountId) ?? 0;
+      if (lastSize >= Number(size)) continue;
+      await this.#submit(target, accountId, Number(size), lastSize);
+    }
+  }
+
+  async #submit(target: WitnessTarget, accountId: string, size: number, lastCosigned: number): Promise<void> {
+    const { store, clock } = this.#deps;
+    const checkpoint = await store.db.selectFrom('checkpoints').selectAll()
+      .where('account_id', '=', accountId).where('tree_size', '=', size).executeTakeFirstOrThrow();
+    let old = lastCosigned;
+    const tried = new Set<number>();
+    for (;;) {
+      if (old > size) {
+        throw new WitnessRefused(`it has cosigned ${old} events of account ${accountId}, more than this log's checkpoint of ${size}: the log was rolled back`);
+      }
+      tried.add(old);
+      const proof = await consistencyProofOf(store.db, accountId, old, size);
+      const body = formatAddCheckpoint(old, proof.hashes.map((h) => Buffer.from(h, 'hex')), checkpoint.note);
+      const response = await fetch(`${target.url.replace(/\/+$/, '')}/add-checkpoint`, {
+        method: 'POST', body, headers: { 'content-type': 'text/plain; charset=utf-8' }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+      const text = await response.text();
+      if (response.status === 409) {
+        const held = /^(0|[1-9][0-9]{0,15})\n$/.exec(text);
+        if (held === null) throw new Error(`409 without a size (${JSON.stringify(text.slice(0, 80))})`);
+        const next = Number(held[1]);
+        // Its size is the one to prove from; one it already refused means it holds another root there.
+        if (tried.has(next)) throw new WitnessRefused(`it holds another checkpoint at size ${next} of account ${accountId}: the log forked`);
+        old = next;
+        continue;
+      }
+      if (response.status === 422) throw new WitnessRefused(`the checkpoint of account ${accountId} at size ${size} is not consistent with the one it cosigned at size ${old}: the log forked or was rolled back`);
+      if (response.status !== 200) throw new Error(`HTTP ${response.status} ${text.slice(0, 200).trim()}`);
+      const line = text.split('\n').find((l) => l !== '' && checkCosignatures(`${checkpoint.note}${l}\n`, [target.key]).valid.length === 1);
+      if (line === undefined) throw new WitnessRefused('its answer holds no valid cosignature by its key');
+      await store.transact((trx) => storeCosignature(trx, {
+        account_id: accountId, tree_size: size, witness: target.key.text, line, created_at: rfc3339(clock.now()),
+      }));
+      return;
+    }
+  }
+
+  /** Says so (once per checkpoint) when an account's newest checkpoint stays below the quorum. */
+  async #quorumWatch(): Promise<void> {
+    while (!this.#stopped) {
+      await this.#sleep(QUORUM_GRACE_MS / 6);
+      if (this.#stopped) return;
+      try {
+        const db = this.#deps.store.db;
+        const newest = await db.selectFrom('checkpoints as c').select(['c.account_id', 'c.tree_size', 'c.created_at'])
+          .where('c.tree_size', '=', (eb) => eb.selectFrom('checkpoints as d').select((e) => e.fn.max('d.tree_size').as('m')).whereRef('d.account_id', '=', 'c.account_id'))
+          .execute();
+        for (const cp of newest) {
+          if (this.#deps.clock.now() - Date.parse(cp.created_at) < QUORUM_GRACE_MS) continue;
+          const id = `${cp.account_id}/${cp.tree_size}`;
+          if (this.#warned.has(id)) continue;
+          const count = await db.selectFrom('checkpoint_cosignatures').select((eb) => eb.fn.countAll().as('n'))
+            .where('account_id', '=', cp.account_id).where('tree_size', '=', cp.tree_size).executeTakeFirst();
+          if (Number(count?.n ?? 0) < this.#quorum) {
+            this.#warned.add(id);
+            this.#deps.logger.warn({ account_id: cp.account_id, tree_size: Number(cp.tree_size), cosignatures: Number(count?.n ?? 0), quorum: this.#quorum },
+              'newest checkpoint is below the witness quorum');
+          }
+        }
+      } catch (err) {
+        this.#deps.logger.warn({ err }, 'witness quorum check failed');
+      }
+    }
+  }
+}

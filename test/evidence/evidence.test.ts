@@ -1,0 +1,127 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import test from 'ava';
+import { cosign, cosignerKey } from '../../src/core/cosignature.js';
+import { generateSeed, signingKeyFromSeed } from '../../src/core/signing-key.js';
+import { runCli } from '../helpers/server-process.js';
+import { tempDir } from '../helpers/server-process.js';
+import { ACCOUNT, createLedger } from '../verify/ledger-fixture.js';
+
+/** A ledger of 30 events, a checkpoint at 30 cosigned by one witness, and an evidence file for event 17. */
+async function withEvidence(t: import('ava').ExecutionContext) {
+  const ledger = await createLedger('sqlite');
+  t.teardown(async () => {
+    await ledger.close();
+    await ledger.store.drop();
+  });
+  await ledger.append(30);
+  const checkpoint = await ledger.context.ledger.checkpoint(ACCOUNT);
+  const witnessKey = signingKeyFromSeed(generateSeed(), 'witness.example/w1');
+  const witness = cosignerKey('witness.example/w1', witnessKey.publicKey);
+  const body = checkpoint.note.slice(0, checkpoint.note.indexOf('\n\n') + 1);
+  await ledger.context.store.transact((trx) => trx.insertInto('checkpoint_cosignatures').values({
+    account_id: ACCOUNT, tree_size: 30, witness: witness.text, line: cosign(body, witness.name, witnessKey, Math.floor(Date.now() / 1000)), created_at: new Date().toISOString(),
+  }).execute());
+  await ledger.append(5); // the newest checkpoint covering 17 is still the one at 30
+  const file = ledger.file('evidence.json');
+  const prove = await runCli(['prove', ...ledger.store.cliArgs, '--account', ACCOUNT, '--seq', '17', '--out', file]);
+  t.is(prove.code, 0, prove.stderr);
+  const keysFile = ledger.file('keys.json');
+  fs.writeFileSync(keysFile, JSON.stringify({ keys: ledger.context.publicKeys() }));
+  // verify-evidence runs where there is no data dir and no database.
+  const elsewhere = tempDir('gatehouse-elsewhere-');
+  t.teardown(elsewhere.cleanup);
+  const check = (f: string, extra: string[] = []) => runCli(['verify-evidence', f, ...extra], { cwd: elsewhere.dir });
+  return { ledger, file, keysFile, witness, check, dir: elsewhere.dir };
+}
+
+test('an evidence file verifies offline, pinned or not, with the witness quorum', async (t) => {
+  const { file, keysFile, witness, check } = await withEvidence(t);
+  const evidence = JSON.parse(fs.readFileSync(file, 'utf8'));
+  t.is(evidence.format, 'gatehouse-evidence');
+  t.is(evidence.version, 1);
+  t.deepEqual(Object.keys(evidence).sort(), ['checkpoint', 'event', 'inclusion', 'keys', 'ledger_id', 'version', 'format'].sort());
+  t.is(evidence.event.header.seq, 17);
+  t.is(evidence.checkpoint.tree_size, 30);
+  t.is(evidence.checkpoint.cosignatures, 1);
+  t.like(evidence.inclusion, { account_id: ACCOUNT, seq: 17, tree_size: 30, leaf_index: 16 });
+
+  const pinned = await check(file, ['--keys', keysFile, '--witness-key', witness.text, '--min-witnesses', '1']);
+  t.is(pinned.code, 0, pinned.stdout + pinned.stderr);
+  t.regex(pinned.stdout, /^evidence: VALID: event 17 of account acme .* size 30 with 1 valid witness cosignature\n$/);
+  t.is(pinned.stderr, '');
+  const unpinned = await check(file);
+  t.is(unpinned.code, 0);
+  t.regex(unpinned.stderr, /not pinned/);
+  const json = await check(file, ['--keys', keysFile, '--json']);
+  t.like(JSON.parse(json.stdout), { ok: true, seq: 17, tree_size: 30 });
+  t.is((await check(path.join(file, 'missing'))).code, 2, 'I/O error');
+  t.is((await check(file, ['--min-witnesses', '1'])).code, 2, 'a quorum without witness keys is a usage error');
+});
+
+test('each kind of tampering makes verify-evidence exit 1 with "evidence: INVALID: reason"', async (t) => {
+  const { file, keysFile, witness, check, dir } = await withEvidence(t);
+  const original = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const flipBase64 = (b64: string, at: number) => {
+    const bytes = Buffer.from(b64, 'base64');
+    bytes[at]! ^= 0x01;
+    return bytes.toString('base64');
+  };
+  const cases: Array<[string, (e: any) => void, RegExp]> = [
+    ['a header byte', (e) => { e.event.header.ts = e.event.header.ts.replace(/.$/, (c: string) => (c === 'Z' ? 'X' : 'Z')); }, /hash does not match its header/],
+    ['the event hash', (e) => { e.event.hash = e.event.hash.replace(/^./, (c: string) => (c === 'a' ? 'b' : 'a')); }, /hash does not match/],
+    ['the payload', (e) => { e.event.payload = flipBase64(e.event.payload, 30); }, /payload does not match payload_hash/],
+    ['a proof hash', (e) => { e.inclusion.hashes[1] = e.inclusion.hashes[1].replace(/^./, (c: string) => (c === '0' ? '1' : '0')); }, /inclusion proof does not lead/],
+    ['the proof length', (e) => { e.inclusion.hashes.pop(); }, /inclusion proof does not lead/],
+    ['the checkpoint note', (e) => { e.checkpoint.note = e.checkpoint.note.replace('\n30\n', '\n31\n'); }, /signature/],
+    ['the checkpoint signature', (e) => {
+      const lines = e.checkpoint.note.split('\n');
+      const i = lines.findIndex((l: string) => l.startsWith('\u2014 gatehouse/'));
+      const [dash, name, sig] = lines[i].split(' ');
+      lines[i] = [dash, name, flipBase64(sig, 20)].join(' ');
+      e.checkpoint.note = lines.join('\n');
+    }, /signature/],
+    ['the root_hash field', (e) => { e.checkpoint.root_hash = '0'.repeat(64); }, /root_hash differs/],
+    ['a witness cosignature', (e) => {
+      const lines = e.checkpoint.note.split('\n');
+      const i = lines.findIndex((l: string) => l.startsWith('\u2014 witness.example/w1 '));
+      const [dash, name, sig] = lines[i].split(' ');
+      lines[i] = [dash, name, flipBase64(sig, 40)].join(' ');
+      e.checkpoint.note = lines.join('\n');
+    }, /0 valid witness cosignatures \(1 invalid\), 1 required/],
+  ];
+  for (const [what, tamper, reason] of cases) {
+    const copy = structuredClone(original);
+    tamper(copy);
+    const tampered = path.join(dir, 'tampered.json');
+    fs.writeFileSync(tampered, JSON.stringify(copy));
+    const r = await check(tampered, ['--keys', keysFile, '--witness-key', witness.text]);
+    t.is(r.code, 1, `${what}: ${r.stdout}${r.stderr}`);
+    t.regex(r.stdout, /^evidence: INVALID: .+\n$/, what);
+    t.regex(r.stdout, reason, what);
+  }
+  // Signed by another key than the one pinned.
+  const otherKeys = path.join(dir, 'other-keys.json');
+  const other = signingKeyFromSeed(generateSeed(), `gatehouse/${original.ledger_id}`);
+  const { publicKeyInfo } = await import('../../src/core/signing-key.js');
+  fs.writeFileSync(otherKeys, JSON.stringify({ keys: [publicKeyInfo(other)] }));
+  const r = await check(file, ['--keys', otherKeys]);
+  t.is(r.code, 1);
+  t.regex(r.stdout, /^evidence: INVALID: the checkpoint is not signed by a trusted log key\n$/);
+});
+
+test('prove refuses an event beyond the log and a checkpoint this ledger did not sign (exit 2)', async (t) => {
+  const { ledger } = await withEvidence(t);
+  const beyond = await runCli(['prove', ...ledger.store.cliArgs, '--account', ACCOUNT, '--seq', '99', '--out', ledger.file('x.json')]);
+  t.is(beyond.code, 2);
+  t.regex(beyond.stderr, /has 35 events/);
+  const forged = ledger.file('forged.json');
+  fs.writeFileSync(forged, JSON.stringify({ note: `gatehouse/x/${ACCOUNT}\n30\n${Buffer.alloc(32).toString('base64')}\n\n\u2014 gatehouse/x AAAA\n` }));
+  const r = await runCli(['prove', ...ledger.store.cliArgs, '--account', ACCOUNT, '--seq', '3', '--checkpoint', forged, '--out', ledger.file('y.json')]);
+  t.is(r.code, 2);
+  t.regex(r.stderr, /not one this ledger signed/);
+  // A fresh checkpoint is signed when none covers the event yet.
+  const fresh = await runCli(['prove', ...ledger.store.cliArgs, '--account', ACCOUNT, '--seq', '33', '--out', ledger.file('z.json')]);
+  t.is(fresh.code, 0, fresh.stderr);
+  t.is(JSON.parse(fs.readFileSync(ledger.file('z.json'), 'utf8')).checkpoint.tree_size, 35);
+});
