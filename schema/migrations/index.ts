@@ -2,12 +2,14 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as initial from './0001-initial.js';
 import * as operationReports from './0002-operation-reports.js';
 import * as dropCommandSeq from './0003-drop-command-seq.js';
+import * as reviewIndexes from './0004-review-indexes.js';
 
 /** A static index: migrations are bundled with the code, never discovered on disk at run time. */
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
   '0002-operation-reports': operationReports,
   '0003-drop-command-seq': dropCommandSeq,
+  '0004-review-indexes': reviewIndexes,
 };
 
 export const migrationProvider: MigrationProvider = {
