@@ -6,7 +6,6 @@ import { principalOf } from '../auth.js';
 import { readJsonBody } from '../body.js';
 import type { RouteModule } from '../route-module.js';
 import { bodyValidator } from '../validate.js';
-import { enumParam, integerParam, stringParam } from '../query.js';
 import { requireRole } from '../../principals/roles.js';
 import claimSchema from '../../../schema/requests/claim-operation.json' with { type: 'json' };
 import reportSchema from '../../../schema/requests/report-operation.json' with { type: 'json' };
@@ -15,7 +14,7 @@ import { parseIdempotencyKey, type ClaimBody } from '../../operations/claim-requ
 import type { ClaimAnswer, ClaimOutcome } from '../../operations/claim-types.js';
 import { normalizeReport, type RawReport } from '../../operations/report-types.js';
 import type { ResolveBody } from '../../operations/resolve.js';
-import { OPERATION_STATES } from '../../operations/states.js';
+import { parseSearchParams } from '../../operations/search-params.js';
 
 const validateClaim = bodyValidator<ClaimBody>(claimSchema);
 const validateReport = bodyValidator<RawReport>(reportSchema);
@@ -25,8 +24,6 @@ const validateResolve = bodyValidator<ResolveBody>(resolveSchema);
 const OUTCOME_STATUS: Record<ClaimOutcome, number> = {
   created: 201, approval_required: 202, approved: 200, denied: 403, in_progress: 409, unknown: 409, replayed: 200, reused: 200,
 };
-
-const MAX_PAGE = 1000;
 
 export function operationRoutes(deps: Pick<AppContext, 'operations' | 'metrics'>): RouteModule {
   const router = new Router();
@@ -50,13 +47,8 @@ export function operationRoutes(deps: Pick<AppContext, 'operations' | 'metrics'>
   });
 
   router.get('/v1/operations', async (ctx) => {
-    ctx.body = await operations().list(principalOf(ctx), {
-      account_id: ctx.query.account_id,
-      idempotencyKey: stringParam(ctx, 'idempotency_key'),
-      state: enumParam(ctx, 'state', OPERATION_STATES),
-      cursor: stringParam(ctx, 'cursor'),
-      limit: integerParam(ctx, 'limit', { fallback: 100, min: 1, max: MAX_PAGE }),
-    });
+    // Contract §10: every filter, newest first or order=asc, a cursor that carries the question.
+    ctx.body = await operations().search(principalOf(ctx), parseSearchParams(ctx.query));
   });
 
   router.get('/v1/operations/:id', async (ctx) => {
