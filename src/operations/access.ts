@@ -28,7 +28,7 @@ export function accountForList(principal: Principal, requested: unknown): string
 }
 
 /**
- * `?account_id=` on search and review (contract §10): a gateway reads its own account (naming
+ * `?account_id=` on search and review (docs/http-api.md): a gateway reads its own account (naming
  * another is not found); auditors and admins reach into any account, so they must say which.
  */
 export function accountForReview(principal: Principal, requested: string | undefined): string {

@@ -1,5 +1,5 @@
 /**
- * The query of `GET /v1/review/duplicates` (contract §10), and its cursor, which carries the
+ * The query of `GET /v1/review/duplicates` (docs/http-api.md), and its cursor, which carries the
  * account, the time window and window_seconds with the position, like the search cursor.
  */
 import { paramError, singleParam, timeParam, type RawParams } from './query-params.js';

@@ -1,5 +1,5 @@
 /**
- * Possible duplicates (contract §10): operations of one account with the same fingerprint
+ * Possible duplicates (docs/http-api.md): operations of one account with the same fingerprint
  * under different idempotency keys (keys are unique per account, so: different operations),
  * each created within `window_seconds` of the previous one in the group. That is what an
  * agent does when it times out and mints a new key for the same write.
@@ -16,7 +16,8 @@
  */
 import { sql, type SqlBool } from 'kysely';
 import type { OperationDeps } from './claim-types.js';
-import { operationJson, type OperationJson, type OperationRow } from './operation-json.js';
+import type { Db } from '../store/store.js';
+import { operationsJson, type OperationJson, type OperationRow } from './operation-json.js';
 import { encodeDuplicatesCursor, type DuplicatesQuery } from './duplicates-params.js';
 
 export interface DuplicateGroup {
@@ -73,21 +74,25 @@ export async function duplicatesReport(deps: OperationDeps, accountId: string, q
     fingerprint: chain.rows[0]!.fingerprint,
     method: chain.rows[0]!.method,
     route: chain.rows[0]!.route,
-    operations: await Promise.all(chain.rows.map((row) => operationJson(deps.store.db, deps.ledger, row))),
+    operations: await operationsJson(deps.store.db, deps.ledger, accountId, chain.rows),
   })));
   const last = page[page.length - 1];
   const anchor = last?.rows.find((row) => row.id === last.anchorId);
   return { items, next_cursor: found.length > query.limit && anchor ? encodeDuplicatesCursor(query, accountId, anchor) : null };
 }
 
-/** Repeats within the window, newest first, after the position; the time window bounds them too. */
 function candidates(deps: OperationDeps, accountId: string, query: DuplicatesQuery, windowMs: number, after: { created_at: string; id: string } | null): Promise<Candidate[]> {
-  let select = deps.store.db.selectFrom('fingerprint_repeats').select(['operation_id', 'fingerprint', 'created_at', 'gap_ms'])
+  return candidatesSelect(deps.store.db, accountId, query, windowMs, after).execute();
+}
+
+/** Repeats within the window, newest first, after the position; the time window bounds them too. Exported for the bench's query plans. */
+export function candidatesSelect(db: Db, accountId: string, query: DuplicatesQuery, windowMs: number, after: { created_at: string; id: string } | null) {
+  let select = db.selectFrom('fingerprint_repeats').select(['operation_id', 'fingerprint', 'created_at', 'gap_ms'])
     .where('account_id', '=', accountId).where('gap_ms', '<=', windowMs);
   if (query.since !== undefined) select = select.where('created_at', '>=', query.since);
   if (query.until !== undefined) select = select.where('created_at', '<', query.until);
   if (after) select = select.where(sql<SqlBool>`(created_at, operation_id) < (${after.created_at}, ${after.id})`);
-  return select.orderBy('created_at', 'desc').orderBy('operation_id', 'desc').limit(SCAN_BATCH).execute();
+  return select.orderBy('created_at', 'desc').orderBy('operation_id', 'desc').limit(SCAN_BATCH);
 }
 
 /**

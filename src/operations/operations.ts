@@ -53,7 +53,7 @@ export class Operations {
     return readOperation(this.deps, await this.readableAccount(principal, id), id);
   }
 
-  /** Search (contract §10): a gateway in its own account, auditors and admins in the account they name. */
+  /** Search (docs/http-api.md): a gateway in its own account, auditors and admins in the account they name. */
   async search(principal: Principal, query: SearchQuery): Promise<OperationPage> {
     requireRole(principal, 'gateway', 'admin', 'auditor');
     return searchOperations(this.deps, accountForReview(principal, query.accountId), query);

@@ -1,5 +1,5 @@
 /**
- * The query of `GET /v1/operations` (contract §10) and of the review console's search: raw
+ * The query of `GET /v1/operations` (docs/http-api.md) and of the review console's search: raw
  * query parameters in, a checked `SearchQuery` out, or `invalid_request` naming the parameter.
  * Unknown parameters are refused too: a misspelt filter silently ignored would list every
  * operation of the account to someone who believes they are looking at one agent run.

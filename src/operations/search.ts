@@ -1,12 +1,12 @@
 /**
- * Search of an account's operations (contract §10): every filter combinable, ordered by
+ * Search of an account's operations (docs/http-api.md): every filter combinable, ordered by
  * (created_at, id) newest first or oldest first, keyset-paged. Each single filter has an
  * index ending in (created_at, id) (migration 0004), so a first page reads its rows in order.
  */
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Dialect, Store } from '../store/store.js';
 import type { RoutePattern } from '../policies/route-match.js';
-import { operationJson, type OperationJson, type OperationRow } from './operation-json.js';
+import { operationsJson, type OperationJson, type OperationRow } from './operation-json.js';
 import { sweepExpiredLeases } from './sweeper.js';
 import type { OperationDeps } from './claim-types.js';
 import { encodeSearchCursor } from './search-cursor.js';
@@ -24,7 +24,7 @@ export async function searchOperations(deps: OperationDeps, accountId: string, q
   await sweepExpiredLeases(deps, accountId);
   const rows = await searchRows(deps.store, accountId, query);
   const page = rows.slice(0, query.limit);
-  const items = await Promise.all(page.map((row) => operationJson(deps.store.db, deps.ledger, row)));
+  const items = await operationsJson(deps.store.db, deps.ledger, accountId, page);
   const last = page[page.length - 1];
   const next_cursor = rows.length > query.limit && last
     ? encodeSearchCursor({ account: accountId, filters: query.filters, order: query.order, at: last.created_at, id: last.id })

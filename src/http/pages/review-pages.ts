@@ -1,5 +1,5 @@
 /**
- * The review console's HTML (contract §10). Everything shown goes through `html`, so values
+ * The review console's HTML (docs/http-api.md). Everything shown goes through `html`, so values
  * are text and invisible or direction-changing characters show as markers; the stylesheet
  * turns each table into stacked cards below 40rem, so a phone at 360 px reads it too.
  */

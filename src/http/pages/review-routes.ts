@@ -17,7 +17,7 @@ import { chainPage, duplicatesPage, operationPage, searchPage } from './review-p
 export type ReviewPageDeps = Pick<AppContext, 'operations' | 'approvals' | 'store' | 'ledger' | 'ledgerId' | 'clock'>;
 
 /**
- * The review console (contract §10) under /ui/review, for auditor and admin sessions: search,
+ * The review console (docs/http-api.md) under /ui/review, for auditor and admin sessions: search,
  * an operation's page, the duplicates report and each account's chain. GETs only, so no CSRF
  * token is needed; each page answers `?format=json` with the same data as JSON.
  */

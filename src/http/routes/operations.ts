@@ -47,7 +47,7 @@ export function operationRoutes(deps: Pick<AppContext, 'operations' | 'metrics'>
   });
 
   router.get('/v1/operations', async (ctx) => {
-    // Contract §10: every filter, newest first or order=asc, a cursor that carries the question.
+    // See docs/http-api.md: every filter, newest first or order=asc, a cursor that carries the question.
     ctx.body = await operations().search(principalOf(ctx), parseSearchParams(ctx.query));
   });
 

@@ -4,7 +4,7 @@ import { principalOf } from '../auth.js';
 import type { RouteModule } from '../route-module.js';
 import { parseDuplicatesParams } from '../../operations/duplicates-params.js';
 
-/** Incident review reports (contract §10) for auditors and admins; search itself is `GET /v1/operations`. */
+/** Incident review reports (docs/http-api.md) for auditors and admins; search itself is `GET /v1/operations`. */
 export function reviewRoutes(deps: Pick<AppContext, 'operations'>): RouteModule {
   const router = new Router();
   router.get('/v1/review/duplicates', async (ctx) => {
