@@ -42,6 +42,13 @@ const MODULES: Array<{ name: string; run?: Runner }> = [
     // A tenth of the events in the smoke run (the fixture is cached per size in bench/results/).
     run: async (mod) => (mod.benchVerify as (o: { events?: number }) => Promise<unknown>)(quick ? { events: 100_000 } : {}),
   },
+  {
+    name: 'review',
+    // Incident review on an account of 1,000,000 operations (100,000 in the smoke run), SQLite and PostgreSQL.
+    run: async (mod) => (mod.benchReview as (o: { operations?: number; requests?: number; log?: (line: string) => void }) => Promise<unknown>)(
+      quick ? { operations: 100_000, requests: 50, log } : { log },
+    ),
+  },
 ];
 
 async function runGeneric(mod: Record<string, unknown>): Promise<unknown> {

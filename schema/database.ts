@@ -18,6 +18,7 @@ export interface Database {
   operations: OperationsTable;
   scope_holds: ScopeHoldsTable;
   operation_reports: OperationReportsTable;
+  fingerprint_repeats: FingerprintRepeatsTable;
   approvals: ApprovalsTable;
   approval_decisions: ApprovalDecisionsTable;
   ui_sessions: UiSessionsTable;
@@ -131,6 +132,19 @@ export interface OperationsTable {
   created_at: string;
   updated_at: string;
   version: Generated<number>;
+}
+
+/**
+ * One row per operation created while its account already had one with the same fingerprint
+ * (written by a trigger): the duplicates report reads these instead of every operation.
+ */
+export interface FingerprintRepeatsTable {
+  account_id: string;
+  operation_id: string;
+  fingerprint: string;
+  created_at: string;
+  /** Milliseconds since the newest earlier operation of the account with this fingerprint. */
+  gap_ms: number;
 }
 
 /** A row exists while a non-terminal operation holds the scope: the primary key is the lock. */

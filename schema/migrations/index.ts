@@ -4,6 +4,7 @@ import * as operationReports from './0002-operation-reports.js';
 import * as dropCommandSeq from './0003-drop-command-seq.js';
 import * as webhookOutbox from './0004-webhook-outbox.js';
 import * as proofsAndWitnesses from './0005-proofs-and-witnesses.js';
+import * as reviewIndexes from './0006-review-indexes.js';
 
 /** A static index: migrations are bundled with the code, never discovered on disk at run time. */
 const migrations: Record<string, Migration> = {
@@ -12,6 +13,7 @@ const migrations: Record<string, Migration> = {
   '0003-drop-command-seq': dropCommandSeq,
   '0004-webhook-outbox': webhookOutbox,
   '0005-proofs-and-witnesses': proofsAndWitnesses,
+  '0006-review-indexes': reviewIndexes,
 };
 
 export const migrationProvider: MigrationProvider = {

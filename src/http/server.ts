@@ -10,6 +10,7 @@ import { principalRoutes } from './routes/principals.js';
 import { fingerprintRoutes } from './routes/fingerprint.js';
 import { operationRoutes } from './routes/operations.js';
 import { approvalRoutes } from './routes/approvals.js';
+import { reviewRoutes } from './routes/review.js';
 import { uiRoutes } from './pages/routes.js';
 import type { RouteModule } from './route-module.js';
 import { metricsRoutes, startMetricsListener } from './routes/metrics.js';
@@ -31,7 +32,7 @@ export interface RunningServer {
 /** Every domain's routes, in one list so the OpenAPI test can walk them all. */
 export function routeModules(context: AppContext): RouteModule[] {
   return [healthRoutes(context), openapiRoutes(), ledgerRoutes(context), proofRoutes(context), principalRoutes(context), fingerprintRoutes(context), operationRoutes(context),
-    approvalRoutes(context), uiRoutes(context), metricsRoutes(context)];
+    approvalRoutes(context), reviewRoutes(context), uiRoutes(context), metricsRoutes(context)];
 }
 
 const CHECKPOINT_INTERVAL_MS = 10_000;

@@ -150,6 +150,18 @@ export class Ledger {
     return JSON.parse(Buffer.from(plaintext).toString('utf8')) as JsonValue;
   }
 
+  /** Decrypts the payloads of several events of one account in one query (a page of stored responses). */
+  async readPayloads(db: Db, accountId: string, seqs: number[]): Promise<Map<number, JsonValue | null>> {
+    const out = new Map<number, JsonValue | null>();
+    const rows = await db.selectFrom('events').select(['seq', 'payload']).where('account_id', '=', accountId).where('seq', 'in', [...new Set(seqs)]).execute();
+    const dataKey = rows.some((row) => row.payload) ? await this.dataKeys.forAccount(db, accountId) : null;
+    for (const row of rows) {
+      const seq = Number(row.seq);
+      out.set(seq, row.payload && dataKey ? JSON.parse(Buffer.from(openPayload(this.sodium, dataKey, accountId, seq, row.payload)).toString('utf8')) as JsonValue : null);
+    }
+    return out;
+  }
+
   async shred(accountId: string): Promise<boolean> {
     return this.store.transact((trx) => this.dataKeys.shred(trx, accountId));
   }

@@ -2,6 +2,7 @@ import type { Db } from '../store/store.js';
 import { DomainError } from '../core/errors.js';
 import { hasRole, type Principal, type Role } from '../principals/roles.js';
 import { validateAccountId } from '../principals/accounts.js';
+import { paramError } from './query-params.js';
 
 /**
  * The account an operation id is looked up in: the caller's own, except for
@@ -24,4 +25,16 @@ export function accountForList(principal: Principal, requested: unknown): string
     throw new DomainError('not_found', `no account ${accountId}`);
   }
   return accountId;
+}
+
+/**
+ * `?account_id=` on search and review (docs/http-api.md): a gateway reads its own account (naming
+ * another is not found); auditors and admins reach into any account, so they must say which.
+ */
+export function accountForReview(principal: Principal, requested: string | undefined): string {
+  if (requested === undefined) {
+    if (hasRole(principal, 'admin', 'auditor') && !hasRole(principal, 'gateway')) throw paramError('account_id', 'is required for auditor and admin keys');
+    return principal.account_id;
+  }
+  return accountForList(principal, requested);
 }

@@ -3,6 +3,7 @@ import type { OperationsTable } from '../../schema/database.js';
 import type { OperationJson, OperationState, StoredResponse } from '../core/wire.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Db } from '../store/store.js';
+import type { JsonValue } from '../core/json.js';
 import { isTerminal } from './states.js';
 
 export type { OperationJson, StoredResponse };
@@ -10,7 +11,28 @@ export type { OperationJson, StoredResponse };
 export type OperationRow = Selectable<OperationsTable>;
 
 export async function operationJson(trx: Db, ledger: Ledger, row: OperationRow): Promise<OperationJson> {
-  const json: OperationJson = {
+  const json = operationFields(row);
+  if (isTerminal(row.state)) json.response = await storedResponse(trx, ledger, row);
+  return json;
+}
+
+/**
+ * A page of operations of one account: the stored responses are read and decrypted in one
+ * query for the whole page, not one round trip per operation.
+ */
+export async function operationsJson(db: Db, ledger: Ledger, accountId: string, rows: OperationRow[]): Promise<OperationJson[]> {
+  const seqs = rows.filter((row) => isTerminal(row.state) && row.response_seq !== null).map((row) => Number(row.response_seq));
+  const payloads = seqs.length === 0 ? new Map<number, JsonValue | null>() : await ledger.readPayloads(db, accountId, seqs);
+  return rows.map((row) => {
+    const json = operationFields(row);
+    if (isTerminal(row.state)) json.response = row.response_seq === null ? null : responseOf(payloads.get(Number(row.response_seq)) ?? null);
+    return json;
+  });
+}
+
+/** Every member but the response. */
+function operationFields(row: OperationRow): OperationJson {
+  return {
     id: row.id,
     account_id: row.account_id,
     idempotency_key: row.idempotency_key,
@@ -26,8 +48,6 @@ export async function operationJson(trx: Db, ledger: Ledger, row: OperationRow):
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
-  if (isTerminal(row.state)) json.response = await storedResponse(trx, ledger, row);
-  return json;
 }
 
 /**
@@ -37,7 +57,10 @@ export async function operationJson(trx: Db, ledger: Ledger, row: OperationRow):
  */
 export async function storedResponse(trx: Db, ledger: Ledger, row: OperationRow): Promise<StoredResponse | null> {
   if (row.response_seq === null) return null;
-  const payload = await ledger.readPayload(trx, row.account_id, row.response_seq);
+  return responseOf(await ledger.readPayload(trx, row.account_id, row.response_seq));
+}
+
+function responseOf(payload: JsonValue | null): StoredResponse | null {
   if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return null;
   const response = payload.response;
   return response && typeof response === 'object' && !Array.isArray(response) ? (response as unknown as StoredResponse) : null;

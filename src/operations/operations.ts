@@ -1,11 +1,15 @@
 import { hasRole, requireRole, type Principal } from '../principals/roles.js';
 import type { Policies } from '../policies/policies.js';
-import { accountForList, accountForOperation } from './access.js';
+import { accountForOperation, accountForReview } from './access.js';
 import { claimOperation } from './claim.js';
 import { toClaimRequest, type ClaimBody } from './claim-request.js';
 import type { ClaimAnswer, OperationDeps } from './claim-types.js';
 import type { OperationJson } from './operation-json.js';
-import { listOperations, readOperation, readTimeline, type ListQuery, type OperationPage, type TimelineEvent } from './reads.js';
+import { readOperation, readTimeline, type TimelineEvent } from './reads.js';
+import { searchOperations, type OperationPage } from './search.js';
+import type { SearchQuery } from './search-params.js';
+import { duplicatesReport, type DuplicatesPage } from './duplicates.js';
+import type { DuplicatesQuery } from './duplicates-params.js';
 import { reportEvent } from './reports.js';
 import type { ReportBody } from './report-types.js';
 import { resolveOperation, type ResolveBody } from './resolve.js';
@@ -47,10 +51,16 @@ export class Operations {
     return readOperation(this.deps, await this.readableAccount(principal, id), id);
   }
 
-  async list(principal: Principal, query: Omit<ListQuery, 'accountId'> & { account_id?: unknown }): Promise<OperationPage> {
+  /** Search (docs/http-api.md): a gateway in its own account, auditors and admins in the account they name. */
+  async search(principal: Principal, query: SearchQuery): Promise<OperationPage> {
     requireRole(principal, 'gateway', 'admin', 'auditor');
-    const accountId = accountForList(principal, query.account_id);
-    return listOperations(this.deps, { ...query, accountId });
+    return searchOperations(this.deps, accountForReview(principal, query.accountId), query);
+  }
+
+  /** Possible duplicates: an auditor's or admin's report over any account. */
+  async duplicates(principal: Principal, query: DuplicatesQuery): Promise<DuplicatesPage> {
+    requireRole(principal, 'auditor', 'admin');
+    return duplicatesReport(this.deps, accountForReview(principal, query.accountId), query);
   }
 
   async timeline(principal: Principal, id: string): Promise<{ operation_id: string; events: TimelineEvent[] }> {

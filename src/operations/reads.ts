@@ -1,25 +1,11 @@
 import { DomainError } from '../core/errors.js';
 import type { JsonValue } from '../core/json.js';
 import { EVENT_HEADER_FIELDS, type EventHeader, type EventHeaderField } from '../core/event-shape.js';
-import { operationJson, type OperationJson, type OperationRow } from './operation-json.js';
+import { operationJson, type OperationJson } from './operation-json.js';
 import { lockOperation } from './operation-rows.js';
 import { expireIfDue } from './transitions.js';
 import { isLeased } from './states.js';
-import { sweepExpiredLeases } from './sweeper.js';
 import type { OperationDeps } from './claim-types.js';
-
-export interface ListQuery {
-  accountId: string;
-  idempotencyKey?: string;
-  state?: string;
-  limit: number;
-  cursor?: string;
-}
-
-export interface OperationPage {
-  items: OperationJson[];
-  next_cursor: string | null;
-}
 
 /** One operation; a lease that ran out shows as `unknown` on this read (and is recorded as such). */
 export async function readOperation(deps: OperationDeps, accountId: string, id: string): Promise<OperationJson> {
@@ -33,20 +19,6 @@ export async function readOperation(deps: OperationDeps, accountId: string, id: 
     const locked = await lockOperation(deps.store, trx, accountId, id);
     return operationJson(trx, deps.ledger, await expireIfDue(trx, deps.ledger, locked!, deps.clock.now()));
   });
-}
-
-/** Keyset pagination on the operation id: stable under inserts, and the cursor is opaque to callers. */
-export async function listOperations(deps: OperationDeps, query: ListQuery): Promise<OperationPage> {
-  // Leases that ran out are settled first, so `?state=unknown` is current, not up to a sweep behind.
-  await sweepExpiredLeases(deps, query.accountId);
-  let select = deps.store.db.selectFrom('operations').selectAll().where('account_id', '=', query.accountId);
-  if (query.idempotencyKey !== undefined) select = select.where('idempotency_key', '=', query.idempotencyKey);
-  if (query.state !== undefined) select = select.where('state', '=', query.state);
-  if (query.cursor !== undefined) select = select.where('id', '>', decodeCursor(query.cursor));
-  const rows: OperationRow[] = await select.orderBy('id').limit(query.limit + 1).execute();
-  const page = rows.slice(0, query.limit);
-  const items = await Promise.all(page.map((row) => operationJson(deps.store.db, deps.ledger, row)));
-  return { items, next_cursor: rows.length > query.limit ? encodeCursor(page[page.length - 1]!.id) : null };
 }
 
 /** Header fields the timeline leaves out: the operation and account are the request's, the chain links are the audit API's. */
@@ -73,16 +45,4 @@ export async function readTimeline(
     return { ...event, payload: payload_hash === null ? null : await deps.ledger.readPayload(deps.store.db, accountId, event.seq) };
   }));
   return { operation_id: id, events };
-}
-
-const CURSOR_ID = /^op_[A-Za-z0-9_-]{1,64}$/;
-
-function encodeCursor(id: string): string {
-  return Buffer.from(id, 'utf8').toString('base64url');
-}
-
-function decodeCursor(cursor: string): string {
-  const id = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!CURSOR_ID.test(id)) throw new DomainError('invalid_request', 'the query parameter "cursor" is not a cursor this server gave out');
-  return id;
 }

@@ -1,5 +1,19 @@
 import { html, type Html } from './html.js';
 import type { UiSession } from '../../principals/sessions.js';
+import { hasRole, type Principal } from '../../principals/roles.js';
+
+/** Where a principal lands after signing in: approvers at the approvals, auditors at the review console. */
+export function homeOf(principal: Principal): string {
+  return hasRole(principal, 'approver', 'admin') ? '/ui/approvals' : '/ui/review';
+}
+
+/** The sections a session may open, as links: each role sees only what it allows. */
+function nav(principal: Principal): Html {
+  const links: Html[] = [];
+  if (hasRole(principal, 'approver', 'admin')) links.push(html`<a href="/ui/approvals">Approvals</a>`);
+  if (hasRole(principal, 'auditor', 'admin')) links.push(html`<a href="/ui/review">Search</a><a href="/ui/review/duplicates">Duplicates</a><a href="/ui/review/chain">Chain</a>`);
+  return html`<nav class="sections">${links}</nav>`;
+}
 
 export function page(title: string, session: UiSession | null, body: Html): string {
   return `<!doctype html>\n` + html`<html lang="en">
@@ -12,7 +26,8 @@ export function page(title: string, session: UiSession | null, body: Html): stri
 </head>
 <body>
 <header class="top">
-  <a href="/ui/approvals">Gatehouse approvals</a>
+  <a class="brand" href="${session ? homeOf(session.principal) : '/ui/login'}">Gatehouse</a>
+  ${session ? nav(session.principal) : ''}
   ${session ? html`<div class="who"><span>${session.principal.name ?? session.principal.id} · ${session.principal.account_id}</span>
     <form method="post" action="/ui/logout"><input type="hidden" name="csrf" value="${session.csrfToken}"><button class="link" type="submit">Sign out</button></form></div>` : ''}
 </header>
@@ -27,7 +42,7 @@ ${body}
 export function loginPage(error: string | null): string {
   return page('Sign in', null, html`<div class="login card">
   <h1>Sign in</h1>
-  <p class="muted">Use your approver API key. It is exchanged for a session and never stored in the browser.</p>
+  <p class="muted">Use your approver, auditor or admin API key. It is exchanged for a session and never stored in the browser.</p>
   ${error ? html`<div class="error" role="alert">${error}</div>` : ''}
   <form method="post" action="/ui/login">
     <label for="key">API key</label>
@@ -41,7 +56,7 @@ export function errorPage(session: UiSession | null, code: string, message: stri
   return page('Error', session, html`<div class="card">
   <h1>That did not work</h1>
   <div class="error" role="alert"><code>${code}</code>: ${message}</div>
-  <p><a href="/ui/approvals">Back to the pending approvals</a></p>
+  <p><a href="${session ? homeOf(session.principal) : '/ui/login'}">Back</a></p>
 </div>`);
 }
 

@@ -1,43 +1,40 @@
 import Router from '@koa/router';
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 import type { AppContext } from '../../context.js';
 import { DomainError } from '../../core/errors.js';
 import { httpErrorOf } from '../error-status.js';
 import type { RouteModule } from '../route-module.js';
 import { hasRole } from '../../principals/roles.js';
-import type { Approvals } from '../../approvals/approvals.js';
 import { readForm } from './form.js';
-import { errorPage, loginPage } from './layout.js';
+import { homeOf, loginPage } from './layout.js';
+import { reviewPages, type ReviewPageDeps } from './review-routes.js';
 import { detailPage, listPage } from './pages.js';
-import { constantTimeEqual } from '../../core/hash.js';
-import type { UiSession } from '../../principals/sessions.js';
+import { COOKIE, postingSession, refuseCrossSite, sendHtml, uiErrors, viewingSession } from './session.js';
 import { clientOf, SignInThrottle } from './sign-in-throttle.js';
 import { STYLESHEET } from './style.js';
 
-const COOKIE = 'gatehouse_ui';
-const SECURITY_HEADERS = {
-  'content-security-policy': "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
-  'cache-control': 'no-store',
-};
-
-/** The approver pages. Not under /v1, so no Bearer key: the session cookie authenticates. GETs never change state. */
-export function uiRoutes(deps: Pick<AppContext, 'approvals' | 'principals' | 'clock' | 'logger'>): RouteModule {
+/**
+ * The web pages: the approvers' and the review console (review-routes.ts), one sign-in for both.
+ * Not under /v1, so no Bearer key: the session cookie authenticates. GETs never change state.
+ */
+export function uiRoutes(deps: Pick<AppContext, 'approvals' | 'principals' | 'clock' | 'logger'> & ReviewPageDeps): RouteModule {
   const { approvals } = deps;
   const signInThrottle = new SignInThrottle(deps.clock);
   const router = new Router({ prefix: '/ui' });
   router.use(uiErrors(approvals));
 
-  router.get('/', (ctx) => ctx.redirect('/ui/approvals'));
+  router.get('/', async (ctx) => {
+    const session = await approvals.sessions.lookup(ctx.cookies.get(COOKIE));
+    ctx.redirect(session ? homeOf(session.principal) : '/ui/login');
+  });
   router.get('/style.css', (ctx) => {
     ctx.type = 'text/css';
     ctx.set('cache-control', 'public, max-age=300');
     ctx.body = STYLESHEET;
   });
   router.get('/login', async (ctx) => {
-    if (await approvals.sessions.lookup(ctx.cookies.get(COOKIE))) return ctx.redirect('/ui/approvals');
+    const session = await approvals.sessions.lookup(ctx.cookies.get(COOKIE));
+    if (session) return ctx.redirect(homeOf(session.principal));
     sendHtml(ctx, 200, loginPage(null));
   });
   router.post('/login', async (ctx) => {
@@ -50,16 +47,17 @@ export function uiRoutes(deps: Pick<AppContext, 'approvals' | 'principals' | 'cl
     try {
       const key = (await readForm(ctx)).get('key')?.trim() ?? '';
       const principal = await deps.principals.authenticate(key);
-      if (!principal || !hasRole(principal, 'approver', 'admin')) {
+      // Approvers for the approvals, auditors for the review console, admins for both.
+      if (!principal || !hasRole(principal, 'approver', 'auditor', 'admin')) {
         const lock = attempt.recordFailure();
         // The address only: the key tried is a secret (it may be a real key pasted into the wrong box).
         if (lock) deps.logger.warn({ client, locked_for_seconds: lock.lockedForSeconds }, 'approver sign-in locked out after repeated failures');
-        return sendHtml(ctx, 401, loginPage('That key is unknown, revoked, or does not belong to an approver.'));
+        return sendHtml(ctx, 401, loginPage('That key is unknown, revoked, or does not belong to an approver, auditor or admin.'));
       }
       const { sessionId } = await approvals.sessions.create(principal.id);
       ctx.cookies.set(COOKIE, sessionId, { httpOnly: true, sameSite: 'strict', path: '/ui', secure: ctx.secure, overwrite: true, maxAge: 8 * 3600 * 1000 });
       ctx.status = 303;
-      ctx.redirect('/ui/approvals');
+      ctx.redirect(homeOf(principal));
     } finally {
       attempt.end();
     }
@@ -99,13 +97,8 @@ export function uiRoutes(deps: Pick<AppContext, 'approvals' | 'principals' | 'cl
     ctx.status = 303;
     ctx.redirect(`/ui/approvals/${encodeURIComponent(ctx.params.id!)}`);
   });
+  reviewPages(router, deps);
   return { router };
-}
-
-function sendHtml(ctx: Context, status: number, body: string): void {
-  ctx.status = status;
-  ctx.type = 'text/html; charset=utf-8';
-  ctx.body = body;
 }
 
 /**
@@ -118,49 +111,3 @@ function refuseThrottled(ctx: Context, retryAfterSeconds: number): void {
   sendHtml(ctx, 429, loginPage(`Too many failed sign-in attempts from your network address. Try again in ${wait}.`));
 }
 
-/** A page view: without a live session, go sign in. */
-async function viewingSession(ctx: Context, approvals: Approvals): Promise<UiSession | null> {
-  const session = await approvals.sessions.lookup(ctx.cookies.get(COOKIE));
-  if (!session) ctx.redirect('/ui/login');
-  ctx.state.uiSession = session;
-  return session;
-}
-
-/** A form post: a live session and its CSRF token, compared in constant time. */
-async function postingSession(ctx: Context, approvals: Approvals): Promise<UiSession> {
-  refuseCrossSite(ctx);
-  const session = await approvals.sessions.lookup(ctx.cookies.get(COOKIE));
-  if (!session) throw new DomainError('unauthenticated', 'your session ended: sign in again');
-  ctx.state.uiSession = session;
-  const form = await readForm(ctx);
-  ctx.state.form = form;
-  if (!constantTimeEqual(form.get('csrf') ?? '', session.csrfToken)) {
-    throw new DomainError('csrf_failed', 'the form is missing its CSRF token or it does not match your session: reload the page and try again');
-  }
-  return session;
-}
-
-/**
- * A second wall behind SameSite=Strict and the token: browsers say where a form post
- * came from. (Origin is not compared: behind a TLS proxy it differs from what Koa sees.)
- */
-function refuseCrossSite(ctx: Context): void {
-  const site = ctx.get('sec-fetch-site');
-  if (site && site !== 'same-origin' && site !== 'none') {
-    throw new DomainError('csrf_failed', 'form posts are accepted only from these pages');
-  }
-}
-
-/** Security headers on every page; errors as a page for a browser, as the usual JSON for anything else. */
-function uiErrors(approvals: Approvals) {
-  return async (ctx: Context, next: Next): Promise<void> => {
-    ctx.set(SECURITY_HEADERS);
-    try {
-      await next();
-    } catch (error) {
-      if (!(error instanceof DomainError) || !ctx.get('accept').includes('text/html')) throw error;
-      const session = (ctx.state.uiSession as UiSession | undefined) ?? await approvals.sessions.lookup(ctx.cookies.get(COOKIE)).catch(() => null);
-      sendHtml(ctx, httpErrorOf(error).status, errorPage(session, httpErrorOf(error).code, error.message));
-    }
-  };
-}

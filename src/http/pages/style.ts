@@ -41,7 +41,27 @@ button { font: inherit; font-weight: 600; padding: .6rem 1.2rem; border-radius: 
 button.approve { background: var(--ok); color: #fff; } button.deny { background: #fff; color: var(--bad); border-color: var(--bad); }
 button.primary { background: var(--accent); color: #fff; } button.link { background: none; color: #fff; border-color: #64748b; padding: .3rem .8rem; }
 .login { max-width: 26rem; margin: 3rem auto; }
+header.top { flex-wrap: wrap; }
+nav.sections { display: flex; gap: 1rem; flex-wrap: wrap; }
+nav.sections a { font-weight: 500; color: #cbd5e1; }
+main:has(table.results) { max-width: 80rem; }
+.fields { display: grid; grid-template-columns: repeat(auto-fill, minmax(14rem, 1fr)); gap: .75rem 1rem; }
+select { width: 100%; font: inherit; padding: .55rem .6rem; border: 1px solid #b8c0cc; border-radius: .4rem; background: #fff; }
+table.results { width: 100%; border-collapse: collapse; background: var(--card); border: 1px solid var(--line); font-size: .875rem; margin-bottom: 1rem; }
+table.results th, table.results td { text-align: left; padding: .45rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: anywhere; }
+table.results th { background: #eef1f5; font-weight: 600; }
+code.hash { font-size: .75rem; }
+main code, main a { overflow-wrap: anywhere; }
+.state-succeeded { background: #dcfce7; color: #14532d; } .state-failed, .state-unknown { background: #fee2e2; color: #7f1d1d; }
+.state-running, .state-sent, .state-accepted { background: #dbeafe; color: #1e3a8a; }
+section.group h2 { margin-top: 0; }
+a.next { font-weight: 600; }
 @media (max-width: 40rem) {
+  table.results, table.results tbody, table.results tr, table.results td { display: block; width: 100%; }
+  table.results thead { display: none; }
+  table.results tr { border-bottom: 2px solid var(--line); padding: .35rem 0; }
+  table.results td { border: 0; padding: .15rem .6rem; }
+  table.results td::before { content: attr(data-label); display: inline-block; min-width: 6.5rem; color: var(--muted); font-weight: 600; }
   main { padding: .75rem; }
   dl.facts { grid-template-columns: 1fr; gap: .1rem; }
   dl.facts dd { margin-bottom: .5rem; }

@@ -5,20 +5,17 @@ import { DomainError } from '../../core/errors.js';
 import { principalOf } from '../auth.js';
 import { readJsonBody } from '../body.js';
 import type { RouteModule } from '../route-module.js';
-import { enumParam, integerParam, stringParam } from '../query.js';
 import { requireRole } from '../../principals/roles.js';
 import { validateClaim, validateReport, validateResolve } from '../request-schemas.js';
 import { parseIdempotencyKey } from '../../operations/claim-request.js';
 import type { ClaimAnswer, ClaimOutcome } from '../../operations/claim-types.js';
 import { normalizeReport } from '../../operations/report-types.js';
-import { OPERATION_STATES } from '../../operations/states.js';
+import { parseSearchParams } from '../../operations/search-params.js';
 
 /** The status of each claim outcome (docs/retry-contract.md, the claim outcome table). */
 const OUTCOME_STATUS: Record<ClaimOutcome, number> = {
   created: 201, approval_required: 202, approved: 200, denied: 403, in_progress: 409, unknown: 409, replayed: 200, reused: 200,
 };
-
-const MAX_PAGE = 1000;
 
 export function operationRoutes(deps: Pick<AppContext, 'operations' | 'metrics'>): RouteModule {
   const router = new Router();
@@ -42,13 +39,8 @@ export function operationRoutes(deps: Pick<AppContext, 'operations' | 'metrics'>
   });
 
   router.get('/v1/operations', async (ctx) => {
-    ctx.body = await operations().list(principalOf(ctx), {
-      account_id: ctx.query.account_id,
-      idempotencyKey: stringParam(ctx, 'idempotency_key'),
-      state: enumParam(ctx, 'state', OPERATION_STATES),
-      cursor: stringParam(ctx, 'cursor'),
-      limit: integerParam(ctx, 'limit', { fallback: 100, min: 1, max: MAX_PAGE }),
-    });
+    // See docs/http-api.md: every filter, newest first or order=asc, a cursor that carries the question.
+    ctx.body = await operations().search(principalOf(ctx), parseSearchParams(ctx.query));
   });
 
   router.get('/v1/operations/:id', async (ctx) => {

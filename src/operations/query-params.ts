@@ -1,0 +1,47 @@
+/**
+ * Query parameters are untrusted input like bodies: each is read once, checked, then typed.
+ * These work on a plain record (Koa's `ctx.query`), so the API and the review console's pages
+ * parse one query the same way; every refusal is `invalid_request` naming the parameter.
+ */
+import { DomainError } from '../core/errors.js';
+import { rfc3339 } from '../core/time.js';
+
+export type RawParams = Record<string, string | string[] | undefined>;
+
+export function paramError(name: string, problem: string): DomainError {
+  return new DomainError('invalid_request', `the query parameter "${name}" ${problem}`, { parameter: name });
+}
+
+/** A parameter given at most once, 1-1024 characters; undefined when absent. */
+export function singleParam(raw: RawParams, name: string): string | undefined {
+  const value = raw[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length === 0 || value.length > 1024) throw paramError(name, 'must be given once, 1-1024 characters');
+  return value;
+}
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/**
+ * An RFC 3339 time, returned the way `created_at` is stored (UTC, milliseconds), so the
+ * database compares text with text. A time with sub-millisecond digits is rounded up: for an
+ * inclusive `since` and an exclusive `until` alike, `created_at >= t` then means what it says.
+ */
+export function timeParam(raw: RawParams, name: string): string | undefined {
+  const value = singleParam(raw, name);
+  if (value === undefined) return undefined;
+  const match = RFC3339.exec(value);
+  const ms = match ? Date.parse(value.toUpperCase()) : NaN;
+  if (!match || Number.isNaN(ms) || !sameCalendarDay(match, ms)) {
+    throw paramError(name, 'must be an RFC 3339 time such as 2025-03-01T09:30:00Z');
+  }
+  const extra = (match[7] ?? '').slice(4);
+  return rfc3339(ms + (/[1-9]/.test(extra) ? 1 : 0));
+}
+
+/** Date.parse rolls 2025-02-30 over to March: a date that does not exist is refused instead. */
+function sameCalendarDay(match: RegExpExecArray, ms: number): boolean {
+  const offset = match[8]!.toUpperCase() === 'Z' ? 0 : (match[8]!.startsWith('-') ? -1 : 1) * (Number(match[8]!.slice(1, 3)) * 60 + Number(match[8]!.slice(4, 6)));
+  const local = new Date(ms + offset * 60_000);
+  return local.getUTCFullYear() === Number(match[1]) && local.getUTCMonth() + 1 === Number(match[2]) && local.getUTCDate() === Number(match[3]);
+}
