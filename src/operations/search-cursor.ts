@@ -7,7 +7,21 @@
 import type { OperationState } from './states.js';
 import { OPERATION_STATES } from './states.js';
 import { paramError } from './query-params.js';
-import type { SearchFilters, SearchOrder } from './search-params.js';
+
+export type SearchOrder = 'desc' | 'asc';
+
+/** The filters exactly as they travel in a cursor (normalised: method upper-cased, times as stored). */
+export interface SearchFilters {
+  agent_run_id?: string;
+  business_key?: string;
+  fingerprint?: string;
+  idempotency_key?: string;
+  method?: string;
+  route?: string;
+  state?: OperationState;
+  since?: string;
+  until?: string;
+}
 
 export interface SearchCursor {
   account: string | null;

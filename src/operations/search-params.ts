@@ -7,23 +7,10 @@
 import { RouteError, validateMethod, validateRoute } from '../core/route.js';
 import { compilePattern, PatternError, type RoutePattern } from '../policies/route-match.js';
 import { OPERATION_STATES, type OperationState } from './states.js';
-import { decodeSearchCursor, type SearchCursor } from './search-cursor.js';
+import { decodeSearchCursor, type SearchCursor, type SearchFilters, type SearchOrder } from './search-cursor.js';
+
+export type { SearchFilters, SearchOrder } from './search-cursor.js';
 import { paramError, singleParam, timeParam, type RawParams } from './query-params.js';
-
-export type SearchOrder = 'desc' | 'asc';
-
-/** The filters exactly as they travel in a cursor (normalised: method upper-cased, times as stored). */
-export interface SearchFilters {
-  agent_run_id?: string;
-  business_key?: string;
-  fingerprint?: string;
-  idempotency_key?: string;
-  method?: string;
-  route?: string;
-  state?: OperationState;
-  since?: string;
-  until?: string;
-}
 
 export interface SearchQuery {
   /** As asked for; the caller's right to read it is checked by the domain. Absent: the caller's own. */

@@ -14,7 +14,16 @@ import type { RawParams } from '../../operations/query-params.js';
 import type { ChainPanel } from '../../ledger/chain-panel.js';
 import { countInvisible, html, Html, showJson, showText } from './html.js';
 import { page } from './layout.js';
-import type { OperationData } from './review-routes.js';
+import type { AppContext } from '../../context.js';
+import type { approvalsOfOperation } from '../../approvals/for-operation.js';
+
+/** What the operation page shows (gathered by review-routes.ts). */
+export interface OperationData {
+  operation: Awaited<ReturnType<AppContext['operations']['get']>>;
+  command: unknown;
+  events: Awaited<ReturnType<AppContext['operations']['timeline']>>['events'];
+  approvals: Awaited<ReturnType<typeof approvalsOfOperation>>;
+}
 
 const FIELDS: Array<[string, string, string]> = [
   ['account_id', 'Account', 'acme'], ['agent_run_id', 'Agent run', 'run-42'], ['idempotency_key', 'Idempotency key', ''],

@@ -12,7 +12,7 @@ import type { RawParams } from '../../operations/query-params.js';
 import { approvalsOfOperation } from '../../approvals/for-operation.js';
 import { chainPanel } from '../../ledger/chain-panel.js';
 import { sendHtml, viewingSession } from './session.js';
-import { chainPage, duplicatesPage, operationPage, searchPage } from './review-pages.js';
+import { chainPage, duplicatesPage, operationPage, searchPage, type OperationData } from './review-pages.js';
 
 export type ReviewPageDeps = Pick<AppContext, 'operations' | 'approvals' | 'store' | 'ledger' | 'ledgerId' | 'clock'>;
 
@@ -79,13 +79,6 @@ export function reviewPages(router: Router, deps: ReviewPageDeps): void {
     }
     sendHtml(ctx, 200, chainPage(session, accountId, panel));
   });
-}
-
-export interface OperationData {
-  operation: Awaited<ReturnType<AppContext['operations']['get']>>;
-  command: unknown;
-  events: Awaited<ReturnType<AppContext['operations']['timeline']>>['events'];
-  approvals: Awaited<ReturnType<typeof approvalsOfOperation>>;
 }
 
 /** The operation, its timeline with every payload (auditors read them all), its command and approvals. */
