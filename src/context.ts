@@ -5,7 +5,7 @@ import type { Config } from './config/config.js';
 import { KeyFileError, loadKeyMaterial } from './config/key-files.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
-import { systemClock, type Clock } from './core/time.js';
+import { monotonicClock, systemClock, type Clock } from './core/time.js';
 import { loadSodium } from './core/sodium.js';
 import { publicKeyInfo, signingKeyFromSeed, type SigningKey } from './core/signing-key.js';
 import { DataKeys } from './ledger/data-keys.js';
@@ -22,6 +22,11 @@ export interface AppContext {
   config: Config;
   store: Store;
   clock: Clock;
+  /**
+   * For in-process caches and throttles, which measure how long ago, never what time it is:
+   * monotonic in service (a stepped wall clock cannot stretch them); a test's own clock when it injects one.
+   */
+  monotonic: Clock;
   logger: Logger;
   ledgerId: string;
   signingKey: SigningKey;
@@ -53,12 +58,13 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   const policies = options.policies ?? (config.policiesFile ? Policies.fromFile(config.policiesFile) : Policies.none());
   const sodium = await loadSodium();
   const clock = options.clock ?? systemClock;
+  const monotonic = options.clock ?? monotonicClock;
   const store = await openStore(config.store);
   try {
     const ledgerId = await ensureLedgerId(store);
     const signingKey = signingKeyFromSeed(keys.signingSeed, `gatehouse/${ledgerId}`);
     await ensureSameKeys(store, signingKey.keyId, keys.masterKey);
-    const dataKeys = new DataKeys(sodium, keys.masterKey, clock);
+    const dataKeys = new DataKeys(sodium, keys.masterKey, clock, monotonic);
     const logger = options.logger ?? pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] });
     const ledger = new Ledger(store, sodium, dataKeys, signingKey, ledgerId, clock);
     const metrics = new Metrics(store, clock);
@@ -70,11 +76,12 @@ export async function openContext(config: Config, options: ContextOptions = {}):
       config,
       store,
       clock,
+      monotonic,
       logger,
       ledgerId,
       signingKey,
       ledger,
-      principals: new Principals(store, clock),
+      principals: new Principals(store, clock, monotonic),
       policies,
       approvals,
       metrics,

@@ -63,5 +63,6 @@ export function createApp(context: AppContext, modules: RouteModule[], options: 
     app.use(module.router.routes());
     app.use(module.router.allowedMethods());
   }
+  for (const module of modules) if (module.fallback) app.use(module.fallback);
   return app;
 }

@@ -15,6 +15,8 @@ import { clientOf, SignInThrottle } from './sign-in-throttle.js';
 import { STYLESHEET } from './style.js';
 
 const COOKIE = 'gatehouse_ui';
+/** A sign-in form holds one key (~50 bytes) and a CSRF-free field or two: 4 KiB, within 5 s. */
+const SIGN_IN_FORM_LIMITS = { maxBytes: 4 * 1024, timeoutMs: 5_000 };
 const SECURITY_HEADERS = {
   'content-security-policy': "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-content-type-options': 'nosniff',
@@ -24,9 +26,10 @@ const SECURITY_HEADERS = {
 };
 
 /** The approver pages. Not under /v1, so no Bearer key: the session cookie authenticates. GETs never change state. */
-export function uiRoutes(deps: Pick<AppContext, 'approvals' | 'principals' | 'clock' | 'logger'>): RouteModule {
+export function uiRoutes(deps: Pick<AppContext, 'approvals' | 'principals' | 'clock' | 'monotonic' | 'logger'>): RouteModule {
   const { approvals } = deps;
-  const signInThrottle = new SignInThrottle(deps.clock);
+  // A monotonic clock: a wall clock stepped back would stretch every lock by the size of the step.
+  const signInThrottle = new SignInThrottle(deps.monotonic);
   const router = new Router({ prefix: '/ui' });
   router.use(uiErrors(approvals));
 
@@ -42,13 +45,18 @@ export function uiRoutes(deps: Pick<AppContext, 'approvals' | 'principals' | 'cl
   });
   router.post('/login', async (ctx) => {
     refuseCrossSite(ctx);
+    // The form is read before the attempt is counted: a counted attempt holds a place in the
+    // client's budget until its verdict, so a body that never arrives would hold it hostage
+    // (five such connections locked every approver behind the same address out). The form is
+    // small and must arrive within a few seconds.
+    const form = await readForm(ctx, SIGN_IN_FORM_LIMITS);
     // Before the key is looked at: a locked-out client learns nothing, not even from the right key.
     const client = clientOf(ctx.ip);
     const admission = signInThrottle.admit(client);
     if (!admission.admitted) return refuseThrottled(ctx, admission.retryAfterSeconds);
     const { attempt } = admission;
     try {
-      const key = (await readForm(ctx)).get('key')?.trim() ?? '';
+      const key = form.get('key')?.trim() ?? '';
       const principal = await deps.principals.authenticate(key);
       if (!principal || !hasRole(principal, 'approver', 'admin')) {
         const lock = attempt.recordFailure();
@@ -99,7 +107,18 @@ export function uiRoutes(deps: Pick<AppContext, 'approvals' | 'principals' | 'cl
     ctx.status = 303;
     ctx.redirect(`/ui/approvals/${encodeURIComponent(ctx.params.id!)}`);
   });
-  return { router };
+  return { router, fallback: unknownPage(approvals) };
+}
+
+/** An unknown /ui path is a page too: a 404 page with the pages' security headers, not the API's JSON. */
+function unknownPage(approvals: Approvals) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    await next();
+    if ((ctx.path !== '/ui' && !ctx.path.startsWith('/ui/')) || ctx.status !== 404 || ctx.body !== undefined) return;
+    ctx.set(SECURITY_HEADERS);
+    const session = await approvals.sessions.lookup(ctx.cookies.get(COOKIE)).catch(() => null);
+    sendHtml(ctx, 404, errorPage(session, 'not_found', 'There is no page at this address.'));
+  };
 }
 
 function sendHtml(ctx: Context, status: number, body: string): void {
