@@ -11,8 +11,8 @@ export interface InFlightLimits {
 
 /**
  * Sheds load before any work is done for it: past the bound on requests in flight the answer is
- * `503 overloaded` with Retry-After, sent before the body is read (the connection is then closed,
- * so an unread body is not read either). A flood from one client fills its own share, not the
+ * `503 overloaded` with Retry-After, sent before the body is read or parsed (Node then discards
+ * the rest of the body as it arrives, which costs no parsing). A flood from one client fills its own share, not the
  * whole service: another client still finds room and is answered normally.
  *
  * A client is its API key (hashed, not checked: checking costs a lookup, and a forged key only
@@ -25,7 +25,6 @@ export function loadSheddingMiddleware(limits: InFlightLimits): Middleware {
     const client = clientKey(ctx);
     const mine = perClient.get(client) ?? 0;
     if (inFlight >= limits.maxInFlight || mine >= limits.maxInFlightPerClient) {
-      ctx.set('connection', 'close');
       throw new DomainError('overloaded', inFlight >= limits.maxInFlight
         ? 'the service is at its bound on work in flight; retry after the Retry-After delay'
         : 'this client is at its bound on requests in flight; wait for answers before sending more');
