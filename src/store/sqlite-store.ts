@@ -26,6 +26,8 @@ interface Unit {
   run: (trx: Db, work: UnitOfWork) => Promise<unknown>;
   /** The request the unit belongs to, taken when it was queued (a batch runs in the first unit's async context). */
   scope: WorkScope | undefined;
+  /** performance.now() when queued: the busy wait counts from here, so batches queued behind a wait do not wait again. */
+  queuedAt: number;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -97,7 +99,7 @@ export class SqliteStore implements Store {
         scope?.unitSettled();
         done(value);
       };
-      this.queue.push({ run, scope, resolve: settle(resolve as (value: unknown) => void), reject: settle(reject) });
+      this.queue.push({ run, scope, queuedAt: performance.now(), resolve: settle(resolve as (value: unknown) => void), reject: settle(reject) });
       if (!this.draining) void this.drain();
     });
   }
@@ -120,7 +122,7 @@ export class SqliteStore implements Store {
         await new Promise((r) => setImmediate(r));
         const batch = this.queue.splice(0, MAX_BATCH);
         try {
-          await this.begin();
+          await this.begin(batch[0]!.queuedAt + BUSY_WAIT_MS);
           await this.db.connection().execute((conn) => this.runBatch(conn, batch));
         } catch (error) {
           // No connection (the store was closed), the lock not had in time, or SQLite itself aborted
@@ -137,8 +139,7 @@ export class SqliteStore implements Store {
   }
 
   /** BEGIN IMMEDIATE, retried without blocking the event loop while another connection holds the write lock. */
-  private async begin(): Promise<void> {
-    const giveUpAt = performance.now() + BUSY_WAIT_MS;
+  private async begin(giveUpAt: number): Promise<void> {
     for (;;) {
       try {
         this.control.begin.run();
