@@ -4,12 +4,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startTestApp } from '../helpers/app.js';
-import { runCli } from '../helpers/cli.js';
-import { spawnGatehouse } from '../helpers/server-process.js';
+import { runCli, spawnGatehouse } from '../helpers/server-process.js';
 import { createCluster, gatewayKeys, postgresAvailable } from '../postgres/cluster.js';
 import { claim as claimOn } from '../postgres/traffic.js';
 import { publicKeyInfo, signingKeyFromSeed } from '../../src/core/signing-key.js';
-import { eventHash, GENESIS_PREV_HASH, type EventHeader } from '../../src/core/event-hash.js';
+import { eventHash } from '../../src/core/event-hash.js';
+import { GENESIS_PREV_HASH, type EventHeader } from '../../src/core/event-shape.js';
 import { claim, movableClock, ticketClaim } from '../operations/claims.js';
 
 const withPostgres = await postgresAvailable();
