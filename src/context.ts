@@ -5,7 +5,8 @@ import type { Config } from './config/config.js';
 import { KeyFileError, loadKeyMaterial } from './config/key-files.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
-import { systemClock, type Clock } from './core/time.js';
+import { monotonicClock, offsetClock, systemClock, type Clock } from './core/time.js';
+import { DatabaseClock } from './store/database-clock.js';
 import { loadSodium } from './core/sodium.js';
 import { publicKeyInfo, signingKeyFromSeed, type SigningKey } from './core/signing-key.js';
 import { DataKeys } from './ledger/data-keys.js';
@@ -22,6 +23,11 @@ export interface AppContext {
   config: Config;
   store: Store;
   clock: Clock;
+  /**
+   * For in-process caches and throttles, which measure how long ago, never what time it is:
+   * monotonic in service (a stepped wall clock cannot stretch them); a test's own clock when it injects one.
+   */
+  monotonic: Clock;
   logger: Logger;
   ledgerId: string;
   signingKey: SigningKey;
@@ -52,13 +58,19 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   // Before the store opens: a bad policies file stops start-up having touched nothing.
   const policies = options.policies ?? (config.policiesFile ? Policies.fromFile(config.policiesFile) : Policies.none());
   const sodium = await loadSodium();
-  const clock = options.clock ?? systemClock;
+  const monotonic = options.clock ?? monotonicClock;
   const store = await openStore(config.store);
+  let databaseClock: DatabaseClock | undefined;
   try {
+    // One clock for every decision: on PostgreSQL (several instances) the database's, so hosts
+    // whose clocks disagree still agree on when a lease or an approval runs out. A test injects
+    // its own; `clockOffsetMs` (test-only, from the environment) skews this host's wall clock.
+    if (!options.clock && store.dialect === 'postgres') databaseClock = await DatabaseClock.start(store);
+    const clock = options.clock ?? databaseClock ?? offsetClock(systemClock, config.clockOffsetMs);
     const ledgerId = await ensureLedgerId(store);
     const signingKey = signingKeyFromSeed(keys.signingSeed, `gatehouse/${ledgerId}`);
     await ensureSameKeys(store, signingKey.keyId, keys.masterKey);
-    const dataKeys = new DataKeys(sodium, keys.masterKey, clock);
+    const dataKeys = new DataKeys(sodium, keys.masterKey, clock, monotonic);
     const logger = options.logger ?? pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] });
     const ledger = new Ledger(store, sodium, dataKeys, signingKey, ledgerId, clock);
     const metrics = new Metrics(store, clock);
@@ -70,19 +82,24 @@ export async function openContext(config: Config, options: ContextOptions = {}):
       config,
       store,
       clock,
+      monotonic,
       logger,
       ledgerId,
       signingKey,
       ledger,
-      principals: new Principals(store, clock),
+      principals: new Principals(store, clock, monotonic),
       policies,
       approvals,
       metrics,
       publicKeys: () => [publicKeyInfo(signingKey)],
-      close: () => store.close(),
+      close: async () => {
+        databaseClock?.stop();
+        await store.close();
+      },
     };
     return { ...base, operations: new Operations(base) };
   } catch (error) {
+    databaseClock?.stop();
     await store.close();
     throw error;
   }

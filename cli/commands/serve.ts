@@ -1,6 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { readConfig } from '../../src/config/config.js';
 import { createFirstAdmin, createKeys, needsInitialisation } from '../../src/bootstrap.js';
+import { DEFAULT_LIMITS } from '../../src/http/limits.js';
 import { runVerb, storeOptions, storeOptionsOf, UsageError, type StoreArgs } from '../output.js';
 
 interface ServeArgs extends StoreArgs {
@@ -13,6 +14,10 @@ interface ServeArgs extends StoreArgs {
   'metrics-port'?: number;
   witness?: string[];
   'witness-quorum'?: number;
+  'request-deadline': string;
+  'max-in-flight': number;
+  'max-in-flight-per-client'?: number;
+  'max-connections': number;
 }
 
 export const serveCommand: CommandModule<object, ServeArgs> = {
@@ -26,24 +31,34 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     'max-body': { type: 'string', default: '1mb', describe: 'largest request body, e.g. 512kb or 1mb (1mb = 1 MiB)' },
     'trusted-proxies': {
       type: 'number', default: 0,
-      describe: 'reverse proxies in front that append to X-Forwarded-For (the approver sign-in throttle counts the client they saw); 0 trusts no header',
+      describe: 'reverse proxies in front that append to X-Forwarded-For and set X-Forwarded-Proto (the sign-in throttle counts the client they saw; the session cookie is Secure when they saw https); 0 trusts no header',
     },
     'metrics-host': { type: 'string', describe: 'also serve GET /metrics without a key on this address (with --metrics-port); keep it private' },
     'metrics-port': { type: 'number', describe: 'port of the unauthenticated metrics listener (default 9464 when --metrics-host is given)' },
     witness: { type: 'string', array: true, describe: 'URL=VERIFIER_KEY of a C2SP tlog-witness to send every new checkpoint to; repeatable' },
     'witness-quorum': { type: 'number', describe: 'cosignatures a checkpoint needs to count as witnessed (default 1); below it the service logs a warning' },
+    'request-deadline': { type: 'string', default: '10s', describe: 'no request is worked on longer than this; past it the answer is 503 (e.g. 10s, 2500ms)' },
+    'max-in-flight': { type: 'number', default: DEFAULT_LIMITS.maxInFlight, describe: 'requests worked on at once; past it new ones are answered 503 overloaded before their body is read' },
+    'max-in-flight-per-client': { type: 'number', describe: 'requests one client (API key, else address) may have in flight (default: a quarter of --max-in-flight)' },
+    'max-connections': { type: 'number', default: DEFAULT_LIMITS.maxConnections, describe: 'open connections; past it idle ones are closed and requests answered 503 overloaded' },
   }),
   handler: (args) => runVerb(async () => {
     // Loaded here, not at the top: other verbs start without Koa, Kysely and the drivers.
-    const [{ openContext }, { startServer }, { parseByteSize }, { Policies }] = await Promise.all([
+    const [{ openContext }, { startServer }, { parseByteSize }, { Policies }, { parseDuration }] = await Promise.all([
       import('../../src/context.js'), import('../../src/http/server.js'),
-      import('../../src/config/byte-size.js'), import('../../src/policies/policies.js'),
+      import('../../src/config/byte-size.js'), import('../../src/policies/policies.js'), import('../../src/config/duration.js'),
     ]);
     if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535, not ${args.port}`);
     const trustedProxies = args['trusted-proxies'];
     if (!Number.isInteger(trustedProxies) || trustedProxies < 0 || trustedProxies > 10) {
       throw new UsageError(`--trusted-proxies must be a whole number from 0 to 10, not ${trustedProxies}`);
     }
+    const limits = {
+      requestDeadlineMs: durationArg('--request-deadline', args['request-deadline'], parseDuration),
+      maxInFlight: countArg('--max-in-flight', args['max-in-flight']),
+      maxInFlightPerClient: args['max-in-flight-per-client'] === undefined ? undefined : countArg('--max-in-flight-per-client', args['max-in-flight-per-client']),
+      maxConnections: countArg('--max-connections', args['max-connections']),
+    };
     let maxBodyBytes: number;
     try {
       maxBodyBytes = parseByteSize(args['max-body']);
@@ -65,7 +80,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     const context = await openContext(config, { policies });
     const adminKey = await createFirstAdmin(context);
     if (adminKey) process.stdout.write(`admin key: ${adminKey}\n`);
-    const server = await startServer(context, { host: args.host, port: args.port, maxBodyBytes, trustedProxies, metrics });
+    const server = await startServer(context, { host: args.host, port: args.port, maxBodyBytes, trustedProxies, metrics, ...limits });
     let witnessing: { stop(): Promise<void> } | null = null;
     if (witnesses.targets.length > 0) {
       const { Witnessing } = await import('../../src/ledger/witnessing.js');
@@ -86,3 +101,16 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     process.once('SIGTERM', () => void stop());
   }),
 };
+
+function countArg(flag: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) throw new UsageError(`${flag} must be a whole number of at least 1, not ${value}`);
+  return value;
+}
+
+function durationArg(flag: string, value: string, parse: (text: string) => number): number {
+  try {
+    return parse(value);
+  } catch (error) {
+    throw new UsageError(`${flag}: ${(error as Error).message}`);
+  }
+}

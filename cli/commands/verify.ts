@@ -71,6 +71,7 @@ async function runVerify(args: VerifyArgs): Promise<number> {
       progressTo: process.stderr,
       parallel: readVerifyTuning(),
     });
+    for (const warning of report.warnings ?? []) process.stderr.write(`gatehouse verify: warning: ${warning}\n`);
     if (args.json) process.stdout.write(JSON.stringify(report) + '\n');
     else process.stdout.write((report.accounts.length === 0 ? ['no accounts in this ledger'] : reportLines(report)).join('\n') + '\n');
     return report.ok ? EXIT_INTACT : EXIT_TAMPERED;

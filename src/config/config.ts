@@ -12,6 +12,12 @@ export interface Config {
   logLevel: string;
   /** The policies file (`--config`); null: no policies. */
   policiesFile: string | null;
+  /**
+   * Test-only: milliseconds added to this process's wall clock (GATEHOUSE_TEST_CLOCK_OFFSET_MS),
+   * so a test can run two instances whose clocks disagree. Decisions on PostgreSQL do not read
+   * the wall clock (src/store/database-clock.ts); on SQLite it shows everywhere.
+   */
+  clockOffsetMs: number;
 }
 
 export interface StoreOptions {
@@ -37,6 +43,7 @@ export function readConfig(options: StoreOptions, env: NodeJS.ProcessEnv = proce
     signingKeyBase64: env.GATEHOUSE_SIGNING_KEY ?? null,
     logLevel: env.GATEHOUSE_LOG_LEVEL ?? (env.NODE_ENV === 'test' ? 'silent' : 'info'),
     policiesFile: options.configFile ? path.resolve(options.configFile) : null,
+    clockOffsetMs: clockOffset(env.GATEHOUSE_TEST_CLOCK_OFFSET_MS),
   };
 }
 
@@ -52,4 +59,11 @@ export function defaultDataDir(db: string | undefined): string {
 /** What `gatehouse proxy` reads from the environment: the key (so it need not sit in a process list) and the log level. */
 export function readProxyEnv(env: NodeJS.ProcessEnv = process.env): { apiKey: string | null; logLevel: string } {
   return { apiKey: env.GATEHOUSE_API_KEY ?? null, logLevel: env.GATEHOUSE_LOG_LEVEL ?? 'info' };
+}
+
+function clockOffset(text: string | undefined): number {
+  if (text === undefined || text === '') return 0;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value)) throw new Error(`GATEHOUSE_TEST_CLOCK_OFFSET_MS must be a whole number of milliseconds, not "${text}"`);
+  return value;
 }

@@ -35,6 +35,7 @@
  */
 import { payloadOpens, unwrapAccountDataKey } from './account-data-key.js';
 import { CheckpointRoots } from './checkpoint-roots.js';
+import { TsOrder, type TsRegressions } from './ts-order.js';
 import { CheckpointTrust, type VerifierCheckpoint } from './checkpoint-trust.js';
 import { EventChecks, chainedHash } from './event-checks.js';
 import { checkEventRow } from './event-hash.js';
@@ -66,6 +67,8 @@ export interface AccountVerdict {
   first_bad_seq: number | null;
   reason: string | null;
   shredded: boolean;
+  /** Findings that are not tampering (event times going backwards); empty when there are none. */
+  warnings: string[];
 }
 
 export class ChainVerifier {
@@ -80,6 +83,7 @@ export class ChainVerifier {
   readonly #frontier = new MerkleFrontier();
   readonly #roots = new CheckpointRoots(this.#frontier);
   #checkpoints = 0;
+  readonly #tsOrder = new TsOrder();
 
   readonly #failures = new FirstFailure();
   readonly #eventChecks: EventChecks;
@@ -117,6 +121,7 @@ export class ChainVerifier {
     if (!this.#finished && !this.#keyFailed) {
       const hash = checkEventRow(r, this.#expectedSeq, this.#prevHash, this.accountId, this.#dataKey === null ? null : this.#opens);
       if (hash !== null) {
+        this.#tsOrder.note(r[0], r[2]);
         this.#events++;
         this.#expectedSeq = (r[0] as number) + 1;
         this.#prevHash = hash;
@@ -149,8 +154,12 @@ export class ChainVerifier {
    * the hash of the last event taken); returns false, and changes nothing, otherwise — the
    * caller then feeds those rows through addRow, which names the failure.
    */
-  addCheckedLeaves(firstSeq: number, firstPrevHash: string, lastHash: string, leaves: Buffer, offset: number, count: number): boolean {
+  addCheckedLeaves(
+    firstSeq: number, firstPrevHash: string, lastHash: string, leaves: Buffer, offset: number, count: number,
+    ts?: { firstTs: string | null; lastTs: string | null; inside: TsRegressions },
+  ): boolean {
     if (!this.acceptsCheckedLeaves || count <= 0 || firstSeq !== this.#expectedSeq || firstPrevHash !== this.#prevHash) return false;
+    if (ts) this.#tsOrder.noteRun(firstSeq, ts.firstTs, ts.lastTs, ts.inside);
     const frontier = this.#frontier;
     const roots = this.#roots;
     const end = offset + count * 32;
@@ -170,6 +179,7 @@ export class ChainVerifier {
     this.#events++;
     const { header, hash, payload } = event;
     const expected = this.#expectedSeq;
+    this.#tsOrder.note((header as { seq?: unknown } | null)?.seq, (header as { ts?: unknown } | null)?.ts);
     if (this.#keyFailed && this.#firstPayloadSeq === null && payload !== null && payload !== undefined) {
       const s = (header as { seq?: unknown } | null)?.seq;
       this.#firstPayloadSeq = isPositiveInt(s) ? s : expected;
@@ -236,6 +246,7 @@ export class ChainVerifier {
       first_bad_seq: this.#failures.seq,
       reason: this.#failures.reason,
       shredded: this.#shredded,
+      warnings: [this.#tsOrder.warning()].filter((w): w is string => w !== null),
     };
   }
 

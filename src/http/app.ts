@@ -2,6 +2,9 @@ import Koa from 'koa';
 import type { AppContext } from '../context.js';
 import { errorMiddleware } from './error-middleware.js';
 import { authMiddleware } from './auth.js';
+import { deadlineMiddleware } from './deadline.js';
+import { loadSheddingMiddleware } from './load-shedding.js';
+import { DEFAULT_LIMITS } from './limits.js';
 import type { RouteModule } from './route-module.js';
 import type { Metrics } from '../metrics/metrics.js';
 
@@ -26,9 +29,17 @@ export interface HttpOptions {
    * them saw: entries further left were written by the client and prove nothing.
    */
   trustedProxies?: number;
+  /** No request is worked on past this; it is answered 503 then (src/http/deadline.ts). */
+  requestDeadlineMs?: number;
+  /** Requests worked on at once, over all clients and per client (src/http/load-shedding.ts). */
+  maxInFlight?: number;
+  maxInFlightPerClient?: number;
+  /** Open connections (src/http/connection-limit.ts). */
+  maxConnections?: number;
 }
 
-/** The Koa app: errors first, then authentication, then one router per domain. */
+
+/** The Koa app: errors first, then load shedding and the deadline, then authentication, then one router per domain. */
 export function createApp(context: AppContext, modules: RouteModule[], options: HttpOptions): Koa {
   const app = new Koa();
   const trustedProxies = options.trustedProxies ?? 0;
@@ -37,6 +48,12 @@ export function createApp(context: AppContext, modules: RouteModule[], options: 
   app.maxIpsCount = trustedProxies;
   app.use(requestTiming(context.metrics));
   app.use(errorMiddleware(context.logger));
+  // Shedding first: an overloaded service answers before it reads a byte of the body or looks up a key.
+  app.use(loadSheddingMiddleware({
+    maxInFlight: options.maxInFlight ?? DEFAULT_LIMITS.maxInFlight,
+    maxInFlightPerClient: options.maxInFlightPerClient ?? Math.max(1, Math.ceil((options.maxInFlight ?? DEFAULT_LIMITS.maxInFlight) / 4)),
+  }));
+  app.use(deadlineMiddleware(options.requestDeadlineMs ?? DEFAULT_LIMITS.requestDeadlineMs));
   app.use(async (ctx, next) => {
     ctx.state.maxBodyBytes = options.maxBodyBytes;
     await next();
@@ -46,5 +63,6 @@ export function createApp(context: AppContext, modules: RouteModule[], options: 
     app.use(module.router.routes());
     app.use(module.router.allowedMethods());
   }
+  for (const module of modules) if (module.fallback) app.use(module.fallback);
   return app;
 }

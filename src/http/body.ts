@@ -26,8 +26,30 @@ const DISCARD_BYTES = 64 * 1024 * 1024;
  * A streamed body over the limit is not cut off: closing a socket that still has unread bytes makes
  * the kernel send a reset, and the client would lose the 413 with it. The rest is read and discarded
  * (bounded in time and bytes) while the answer goes out.
+ *
+ * With `timeoutMs`, a body that has not fully arrived by then is refused with 400 and its
+ * connection closed after the answer: a client that trickles bytes holds nothing for long.
  */
-export function readRawBody(ctx: Context, maxBytes: number): Promise<Buffer> {
+export async function readRawBody(ctx: Context, maxBytes: number, options: { timeoutMs?: number } = {}): Promise<Buffer> {
+  if (options.timeoutMs === undefined) return readAllOf(ctx, maxBytes);
+  const reading = readAllOf(ctx, maxBytes);
+  // Past the timeout the read goes on until the connection closes; its end has no one to tell.
+  reading.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      ctx.set('connection', 'close');
+      reject(new DomainError('invalid_request', `the request body did not arrive within ${Math.ceil(options.timeoutMs! / 1000)} s`));
+    }, options.timeoutMs);
+  });
+  try {
+    return await Promise.race([reading, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function readAllOf(ctx: Context, maxBytes: number): Promise<Buffer> {
   const declared = Number(ctx.get('content-length') || NaN);
   if (declared > maxBytes) {
     discardRest(ctx.req);

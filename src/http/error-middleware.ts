@@ -1,6 +1,8 @@
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { StoreUnavailableError } from '../store/store.js';
+import { isSqliteOutage, StoreUnavailableError } from '../store/store.js';
+import { WorkAbandonedError, type WorkScope } from '../store/work-scope.js';
+import { RateLimitedLog } from '../core/rate-limited-log.js';
 import { DomainError, InvariantError } from '../core/errors.js';
 import { httpErrorOf, INTERNAL_ERROR } from './error-status.js';
 
@@ -13,6 +15,8 @@ const RETRY_AFTER_SECONDS = 1;
  * 500 `internal` with nothing of the message, stack or SQL.
  */
 export function errorMiddleware(logger: Logger): Middleware {
+  // Outage answers are logged one line per code per few seconds with a count, never a stack per request.
+  const outages = new RateLimitedLog((code, count, message) => logger.warn({ code, count }, `answering 503 ${code}: ${message}`));
   return async (ctx, next) => {
     try {
       await next();
@@ -23,6 +27,12 @@ export function errorMiddleware(logger: Logger): Middleware {
         throw new DomainError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}`);
       }
     } catch (error) {
+      if (clientGone(ctx, error)) {
+        // Nobody is left to answer, and nothing is wrong with the service: no stack, no error line.
+        logger.debug({ method: ctx.method, path: ctx.path }, 'client went away before the answer');
+        ctx.status = 499;
+        return;
+      }
       const known = asDomainError(error);
       if (!known) {
         const kind = error instanceof InvariantError ? 'invariant broken' : 'unexpected error';
@@ -31,6 +41,7 @@ export function errorMiddleware(logger: Logger): Middleware {
         return;
       }
       const { status, code } = httpErrorOf(known);
+      if (status === 503) outages.note(code, known.message);
       writeError(ctx, status, code, known.message, known.details);
     }
   };
@@ -47,6 +58,8 @@ function writeError(ctx: Context, status: number, code: string, message: string,
 export function asDomainError(error: unknown): DomainError | null {
   if (error instanceof DomainError) return error;
   if (error instanceof StoreUnavailableError) return new DomainError('store_unavailable', error.message, {}, { cause: error });
+  if (error instanceof WorkAbandonedError) return new DomainError('overloaded', error.message, {}, { cause: error });
+  if (isSqliteOutage(error)) return new DomainError('store_unavailable', new StoreUnavailableError(error).message, {}, { cause: error });
   return fromKoaError(error);
 }
 
@@ -58,4 +71,15 @@ function fromKoaError(error: unknown): DomainError | null {
   if (status === 413) return new DomainError('payload_too_large', 'the request body is too large');
   if (status === 400) return new DomainError('invalid_request', 'the request is malformed');
   return null;
+}
+
+/**
+ * The client closed its connection: the request was abandoned (its work not run or rolled back),
+ * or reading its body failed because the socket went away.
+ */
+function clientGone(ctx: Context, error: unknown): boolean {
+  if (error instanceof WorkAbandonedError) return error.reason === 'client_gone';
+  const code = (error as { code?: unknown } | null)?.code;
+  const aborted = code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE' || (error as Error | null)?.message === 'aborted';
+  return aborted && (ctx.req.destroyed || ctx.req.socket.destroyed || (ctx.state.workScope as WorkScope | undefined)?.abandoned === 'client_gone');
 }

@@ -2,6 +2,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AppContext } from '../context.js';
 import { createApp, type HttpOptions } from './app.js';
+import { DEFAULT_LIMITS } from './limits.js';
+import { limitConnections, refuseOverConnectionBound } from './connection-limit.js';
+import { RateLimitedLog } from '../core/rate-limited-log.js';
 import { healthRoutes } from './routes/health.js';
 import { openapiRoutes } from './routes/openapi.js';
 import { ledgerRoutes } from './routes/audit.js';
@@ -40,18 +43,30 @@ const CHECKPOINT_INTERVAL_MS = 10_000;
 /** Serves HTTP and runs the background work: checkpoints at least every 10 s while events arrive. */
 export async function startServer(context: AppContext, options: ServeOptions): Promise<RunningServer> {
   const app = createApp(context, routeModules(context), options);
-  const server = http.createServer(app.callback());
+  const handle = app.callback();
+  let connections: ReturnType<typeof limitConnections> | undefined;
+  const server = http.createServer((req, res) => {
+    if (connections?.overBound()) return refuseOverConnectionBound(res);
+    void handle(req, res);
+  });
+  connections = limitConnections(server, options.maxConnections ?? DEFAULT_LIMITS.maxConnections);
   server.keepAliveTimeout = 65_000;
+  // A client that trickles its headers or body holds a connection: the whole request must have
+  // arrived well within twice the deadline (the deadline itself also covers reading the body).
+  server.requestTimeout = Math.max(15_000, 2 * (options.requestDeadlineMs ?? DEFAULT_LIMITS.requestDeadlineMs));
+  server.headersTimeout = Math.min(10_000, server.requestTimeout);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, resolve);
   });
+  // During an outage these fail every second: one line per few seconds with a count, no stack each time.
+  const background = new RateLimitedLog((kind, count, message) => context.logger.warn({ count }, `${kind}: ${message}`));
   let checkpointTick: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
-    checkpointTick = context.ledger.checkpointGrownChains().catch((err) => context.logger.error({ err }, 'periodic checkpoint failed'));
+    checkpointTick = context.ledger.checkpointGrownChains().catch((err) => background.note('periodic checkpoint failed', (err as Error)?.message ?? String(err)));
   }, CHECKPOINT_INTERVAL_MS);
   timer.unref();
-  const sweeper = context.operations.startSweeper((err) => context.logger.error({ err }, 'lease sweep failed'));
+  const sweeper = context.operations.startSweeper((err) => background.note('lease sweep failed', (err as Error)?.message ?? String(err)));
   const metricsListener = options.metrics ? await startMetricsListener(context.metrics, options.metrics.host, options.metrics.port) : null;
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -65,6 +80,7 @@ export async function startServer(context: AppContext, options: ServeOptions): P
     close: async () => {
       await metricsListener?.close();
       clearInterval(timer);
+      background.flush();
       // A tick already running must finish before the caller closes the store under it.
       await checkpointTick;
       await sweeper.stop();

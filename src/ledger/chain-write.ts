@@ -20,27 +20,33 @@ export interface ChainHead {
   /** The Merkle frontier as JSON (perfect subtree roots, largest first). */
   frontier: string;
   checkpoint_size: number;
+  /**
+   * The `ts` of the event at `size` (null before the first): the next event's is never earlier.
+   * Not a column of `chains`: read with the head, or remembered with it (the hash covers it).
+   */
+  last_ts: string | null;
 }
 
 /**
- * Writes the next event and moves the chain head from `from` to `to`, only if
- * the stored head is still exactly `from` (a compare-and-set on size, hash and
- * checkpoint size; the same hash at the same size means the same chain, so the
- * frontier `to` was computed from matches too). False, with nothing written,
- * when it is not.
+ * Writes the next events (one or a run of them, in seq order) and moves the chain head
+ * from `from` to `to`, only if the stored head is still exactly `from` (a compare-and-set
+ * on size, hash and checkpoint size; the same hash at the same size means the same chain,
+ * so the frontier `to` was computed from matches too). False, with nothing written, when
+ * it is not.
  */
-export async function advanceChain(dialect: Dialect, trx: Db, accountId: string, from: ChainHead, to: ChainHead, event: EventsTable): Promise<boolean> {
-  return dialect === 'postgres' ? advancePostgres(trx, accountId, from, to, event) : advanceSqlite(trx, accountId, from, to, event);
+export async function advanceChain(dialect: Dialect, trx: Db, accountId: string, from: ChainHead, to: ChainHead, events: EventsTable[]): Promise<boolean> {
+  return dialect === 'postgres' ? advancePostgres(trx, accountId, from, to, events) : advanceSqlite(trx, accountId, from, to, events);
 }
 
-/** SQLite: two in-process statements under the writer lock; the event is inserted only once the head moved. */
-async function advanceSqlite(trx: Db, accountId: string, from: ChainHead, to: ChainHead, event: EventsTable): Promise<boolean> {
-  const moved = await trx.updateTable('chains').set(to)
+/** SQLite: two in-process statements under the writer lock; the events are inserted only once the head moved. */
+async function advanceSqlite(trx: Db, accountId: string, from: ChainHead, to: ChainHead, events: EventsTable[]): Promise<boolean> {
+  const moved = await trx.updateTable('chains')
+    .set({ size: to.size, head_hash: to.head_hash, frontier: to.frontier, checkpoint_size: to.checkpoint_size })
     .where('account_id', '=', accountId).where('size', '=', from.size)
     .where('head_hash', '=', from.head_hash).where('checkpoint_size', '=', from.checkpoint_size)
     .executeTakeFirst();
   if (Number(moved.numUpdatedRows) !== 1) return false;
-  await trx.insertInto('events').values(event).execute();
+  await trx.insertInto('events').values(events).execute();
   return true;
 }
 
@@ -50,7 +56,8 @@ async function advanceSqlite(trx: Db, accountId: string, from: ChainHead, to: Ch
  * instance, so the head moves and the event is inserted together: the insert
  * selects from the update's RETURNING, and so writes nothing when the head had moved.
  */
-async function advancePostgres(trx: Db, accountId: string, from: ChainHead, to: ChainHead, event: EventsTable): Promise<boolean> {
+async function advancePostgres(trx: Db, accountId: string, from: ChainHead, to: ChainHead, events: EventsTable[]): Promise<boolean> {
+  const rows = events.map((event) => sql`(${sql.join(EVENT_ROW_COLUMNS.map((c, i) => sql`${event[c]}${CASTS[i]}`))})`);
   const result = await sql`
     WITH advanced AS (
       UPDATE chains SET size = ${to.size}, head_hash = ${to.head_hash}, frontier = ${to.frontier}, checkpoint_size = ${to.checkpoint_size}
@@ -58,7 +65,6 @@ async function advancePostgres(trx: Db, accountId: string, from: ChainHead, to: 
       RETURNING 1
     )
     INSERT INTO events (${INSERT_COLUMNS})
-    SELECT ${sql.join(EVENT_ROW_COLUMNS.map((c, i) => sql`${event[c]}${CASTS[i]}`))}
-    FROM advanced`.execute(trx);
-  return Number(result.numAffectedRows) === 1;
+    SELECT v.* FROM (VALUES ${sql.join(rows)}) AS v CROSS JOIN advanced`.execute(trx);
+  return Number(result.numAffectedRows) === events.length;
 }

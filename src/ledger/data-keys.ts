@@ -1,6 +1,6 @@
 import type { Db } from '../store/store.js';
 import type { Clock } from '../core/time.js';
-import { rfc3339 } from '../core/time.js';
+import { monotonicClock, rfc3339 } from '../core/time.js';
 import { generateKey, unwrapDataKey, wrapDataKey } from '../core/seal.js';
 import type { Sodium } from '../core/sodium.js';
 
@@ -15,7 +15,8 @@ const CACHE_TTL_MS = 4000;
 export class DataKeys {
   private readonly cache = new Map<string, { key: Uint8Array | null; until: number }>();
 
-  constructor(private readonly sodium: Sodium, private readonly masterKey: Uint8Array, private readonly clock: Clock) {}
+  /** `cacheClock` is monotonic: a stepped wall clock must not stretch how long a shredded key stays cached. */
+  constructor(private readonly sodium: Sodium, private readonly masterKey: Uint8Array, private readonly clock: Clock, private readonly cacheClock: Clock = monotonicClock) {}
 
   /** The account's data key, creating the account on first use; null once shredded. */
   async forAccount(trx: Db, accountId: string): Promise<Uint8Array | null> {
@@ -31,7 +32,7 @@ export class DataKeys {
       row = await trx.selectFrom('accounts').select(['wrapped_data_key', 'shredded_at']).where('id', '=', accountId).executeTakeFirstOrThrow();
     }
     const key = row.wrapped_data_key ? unwrapDataKey(this.sodium, this.masterKey, accountId, row.wrapped_data_key) : null;
-    this.cache.set(accountId, { key, until: this.clock.now() + CACHE_TTL_MS });
+    this.cache.set(accountId, { key, until: this.cacheClock.now() + CACHE_TTL_MS });
     return key;
   }
 
@@ -47,6 +48,6 @@ export class DataKeys {
 
   private cached(accountId: string): Uint8Array | null | undefined {
     const entry = this.cache.get(accountId);
-    return entry && entry.until > this.clock.now() ? entry.key : undefined;
+    return entry && entry.until > this.cacheClock.now() ? entry.key : undefined;
   }
 }

@@ -5,12 +5,13 @@ import { canonicalBytes } from '../core/jcs.js';
 import { sha256Hex } from '../core/hash.js';
 import { eventHash } from '../core/event-hash.js';
 import { GENESIS_PREV_HASH, toEventHeader } from '../core/event-shape.js';
-import { MerkleFrontier } from '../core/merkle.js';
+import { MerkleFrontier, type CompletedSubtree } from '../core/merkle.js';
 import { openPayload, sealPayload } from '../core/seal.js';
 import type { Sodium } from '../core/sodium.js';
 import type { SigningKey } from '../core/signing-key.js';
 import type { JsonValue } from '../core/json.js';
 import { DomainError, InvariantError } from '../core/errors.js';
+import type { EventsTable } from '../../schema/database.js';
 import type { DataKeys } from './data-keys.js';
 import type { AppendedEvent, EventInput } from './event-input.js';
 import { signCheckpoint, type Checkpoint } from './checkpoints.js';
@@ -23,6 +24,8 @@ export const CHECKPOINT_EVERY_EVENTS = 1000;
 /** Accounts whose last written head is remembered; past this the memory starts over (a miss costs one read). */
 const MAX_CACHED_HEADS = 10_000;
 const GUESS_PAUSE_AFTER_MISS_MS = 1000;
+/** Events written by one statement at most (PostgreSQL takes up to 65,535 parameters; an event has 18). */
+const MAX_EVENTS_PER_WRITE = 500;
 
 /**
  * The append-only, hash-chained log: one chain per account. `append` runs inside
@@ -44,36 +47,79 @@ export class Ledger {
   ) {}
 
   async append(trx: Db, input: EventInput): Promise<AppendedEvent> {
-    const dataKey = await this.dataKeys.forAccount(trx, input.account_id);
-    // The head this instance wrote last is usually still the head: write on it without reading it
-    // first. When another instance, a rolled-back transaction or a checkpoint moved it, the write
-    // (a compare-and-set) does nothing, and the head is locked and read as it would be without a guess.
-    const guess = this.guessHead(input.account_id);
-    if (guess) {
-      const written = await this.writeNext(trx, guess, input, dataKey);
-      if (written) return written;
-      this.missedAt.set(input.account_id, this.clock.now());
-    }
-    const written = await this.writeNext(trx, await this.lockChainHead(trx, input.account_id), input, dataKey);
-    if (!written) throw new InvariantError(`chain head of ${input.account_id} moved while locked`);
-    return written;
+    return (await this.appendAll(trx, [input]))[0]!;
   }
 
-  /** Writes the event after `head` if `head` is still the chain's head; null, with nothing written, if it is not. */
-  private async writeNext(trx: Db, head: ChainHead, input: EventInput, dataKey: Uint8Array | null): Promise<AppendedEvent | null> {
-    const { next, event, frontier, checkpointDue, subtrees } = this.nextEvent(head, input, dataKey);
+  /**
+   * Several events in the given order, each account's consecutive run written with one statement
+   * (a sweep of a burst of expired leases writes hundreds at once: one round trip each would hold
+   * the account's chain head for seconds). Same rules as `append`: inside the caller's transaction.
+   */
+  async appendAll(trx: Db, inputs: readonly EventInput[]): Promise<AppendedEvent[]> {
+    const appended: AppendedEvent[] = [];
+    for (let start = 0; start < inputs.length;) {
+      let end = start + 1;
+      while (end < inputs.length && inputs[end]!.account_id === inputs[start]!.account_id) end++;
+      appended.push(...(await this.appendRun(trx, inputs.slice(start, end))));
+      start = end;
+    }
+    return appended;
+  }
+
+  /** Events of one account, in chunks that end at each checkpoint due (so one is signed at least every 1000 events). */
+  private async appendRun(trx: Db, inputs: readonly EventInput[]): Promise<AppendedEvent[]> {
+    const accountId = inputs[0]!.account_id;
+    const dataKey = await this.dataKeys.forAccount(trx, accountId);
+    const appended: AppendedEvent[] = [];
+    while (appended.length < inputs.length) {
+      const rest = inputs.slice(appended.length, appended.length + MAX_EVENTS_PER_WRITE);
+      // The head this instance wrote last is usually still the head: write on it without reading it
+      // first. When another instance, a rolled-back transaction or a checkpoint moved it, the write
+      // (a compare-and-set) does nothing, and the head is locked and read as it would be without a guess.
+      const guess = this.guessHead(accountId);
+      let written = guess ? await this.writeNext(trx, guess, rest, dataKey) : null;
+      if (guess && !written) this.missedAt.set(accountId, this.clock.now());
+      written ??= await this.writeNext(trx, await this.lockChainHead(trx, accountId), rest, dataKey);
+      if (!written) throw new InvariantError(`chain head of ${accountId} moved while locked`);
+      appended.push(...written);
+    }
+    return appended;
+  }
+
+  /**
+   * Writes the events after `head` (up to the first that makes a checkpoint due) if `head` is still
+   * the chain's head; null, with nothing written, if it is not.
+   */
+  private async writeNext(trx: Db, head: ChainHead, inputs: readonly EventInput[], dataKey: Uint8Array | null): Promise<AppendedEvent[] | null> {
+    const frontier = MerkleFrontier.from(head.size, JSON.parse(head.frontier) as string[]);
+    const events: EventsTable[] = [];
+    const subtrees: CompletedSubtree[] = [];
+    let checkpointDue = false;
+    for (const input of inputs) {
+      const last = events[events.length - 1];
+      const event = this.nextEvent(last ? { seq: last.seq, hash: last.hash, ts: last.ts } : { seq: head.size, hash: head.head_hash, ts: head.last_ts }, input, dataKey);
+      events.push(event);
+      subtrees.push(...frontier.appendEventHashCollecting(event.hash, STORED_LEVEL));
+      checkpointDue = event.seq - head.checkpoint_size >= CHECKPOINT_EVERY_EVENTS;
+      if (checkpointDue) break;
+    }
+    const last = events[events.length - 1]!;
+    const next: ChainHead = {
+      size: last.seq, head_hash: last.hash, frontier: JSON.stringify(frontier.toJSON()),
+      checkpoint_size: checkpointDue ? last.seq : head.checkpoint_size, last_ts: last.ts,
+    };
     // Remembered before the write returns, so the next append to this account (in another
-    // transaction, which will wait on this one's lock) already builds on this event.
-    this.rememberHead(input.account_id, next);
-    if (!(await advanceChain(this.store.dialect, trx, input.account_id, head, next, event))) {
+    // transaction, which will wait on this one's lock) already builds on these events.
+    this.rememberHead(inputs[0]!.account_id, next);
+    if (!(await advanceChain(this.store.dialect, trx, inputs[0]!.account_id, head, next, events))) {
       // Appends that meanwhile built on `next` will miss as well; later ones read the real head.
-      if (this.heads.get(input.account_id) === next) this.heads.delete(input.account_id);
+      if (this.heads.get(inputs[0]!.account_id) === next) this.heads.delete(inputs[0]!.account_id);
       return null;
     }
     // Once per 256 events: the subtree hashes proofs read (merkle-nodes.ts).
-    if (subtrees.length > 0) await storeSubtrees(trx, input.account_id, subtrees);
-    if (checkpointDue) await this.insertCheckpoint(trx, input.account_id, frontier);
-    return { seq: event.seq, hash: event.hash, ts: event.ts };
+    if (subtrees.length > 0) await storeSubtrees(trx, inputs[0]!.account_id, subtrees);
+    if (checkpointDue) await this.insertCheckpoint(trx, inputs[0]!.account_id, frontier);
+    return events.map((event) => ({ seq: event.seq, hash: event.hash, ts: event.ts }));
   }
 
   /**
@@ -86,21 +132,20 @@ export class Ledger {
     return this.heads.get(accountId);
   }
 
-  /** The event after `head`, sealed and hashed, and the head it makes. */
-  private nextEvent(head: ChainHead, input: EventInput, dataKey: Uint8Array | null) {
-    const seq = head.size + 1;
-    const ts = rfc3339(this.clock.now());
+  /**
+   * The event after `previous`, sealed and hashed.
+   * Its `ts` is the clock's, but never earlier than its predecessor's: a clock stepped back (or
+   * another instance's clock behind this one's) must not make the chain's time run backwards.
+   */
+  private nextEvent(previous: { seq: number; hash: string; ts: string | null }, input: EventInput, dataKey: Uint8Array | null): EventsTable {
+    const seq = previous.seq + 1;
+    const ts = rfc3339(Math.max(this.clock.now(), previous.ts === null ? 0 : Date.parse(previous.ts)));
     const payload = input.payload === undefined || dataKey === null
       ? null
       : Buffer.from(sealPayload(this.sodium, dataKey, input.account_id, seq, canonicalBytes(input.payload)));
     const { payload: _payload, ...values } = input;
-    const header = toEventHeader({ ...values, seq, ts, payload_hash: payload ? sha256Hex(payload) : null, prev_hash: head.head_hash });
-    const hash = eventHash(header);
-    const frontier = MerkleFrontier.from(head.size, JSON.parse(head.frontier) as string[]);
-    const subtrees = frontier.appendEventHashCollecting(hash, STORED_LEVEL);
-    const checkpointDue = seq - head.checkpoint_size >= CHECKPOINT_EVERY_EVENTS;
-    const next: ChainHead = { size: seq, head_hash: hash, frontier: JSON.stringify(frontier.toJSON()), checkpoint_size: checkpointDue ? seq : head.checkpoint_size };
-    return { next, event: { ...header, hash, payload }, frontier, checkpointDue, subtrees };
+    const header = toEventHeader({ ...values, seq, ts, payload_hash: payload ? sha256Hex(payload) : null, prev_hash: previous.hash });
+    return { ...header, hash: eventHash(header), payload };
   }
 
   private rememberHead(accountId: string, head: ChainHead): void {
@@ -177,7 +222,10 @@ export class Ledger {
   private async lockChainHead(trx: Db, accountId: string, options: { create: false }): Promise<ChainHead | undefined>;
   private async lockChainHead(trx: Db, accountId: string, options = { create: true }): Promise<ChainHead | undefined> {
     const select = () => this.store.forUpdate(
-      trx.selectFrom('chains').select(['size', 'head_hash', 'frontier', 'checkpoint_size']).where('account_id', '=', accountId),
+      trx.selectFrom('chains').select(['size', 'head_hash', 'frontier', 'checkpoint_size'])
+        .select((eb) => eb.selectFrom('events').select('events.ts')
+          .whereRef('events.account_id', '=', 'chains.account_id').whereRef('events.seq', '=', 'chains.size').as('last_ts'))
+        .where('account_id', '=', accountId),
     ).executeTakeFirst();
     const head = await select();
     if (head || !options.create) return head;

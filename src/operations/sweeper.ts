@@ -1,32 +1,50 @@
 import type { Db } from '../store/store.js';
-import { lockOperation } from './operation-rows.js';
-import { expireIfDue, TRANSITIONS } from './transitions.js';
+import { expireDueLeases, TRANSITIONS } from './transitions.js';
 import type { OperationDeps } from './claim-types.js';
 
-const BATCH = 100;
+/**
+ * Leases turned `unknown` per transaction: one conditional UPDATE per batch, and its
+ * `lease_expired` events appended with one statement per account. 3,000 leases that ran out
+ * together settle in a dozen short batches, well inside the contract's 5 s.
+ */
+export const SWEEP_BATCH = 250;
+/** A read's own sweep gives up looking again after this many rounds (it only loops while others hold rows). */
+const MAX_READ_ROUNDS = 200;
 
 /**
- * Turns operations whose lease ran out `unknown`, each in its own transaction
- * with its `lease_expired` event. Safe with several instances sweeping one
- * PostgreSQL: the transition is conditional, so only one of them wins per operation.
- * `accountId` limits it to one account (a list read brings its own account up to date).
+ * Turns operations whose lease ran out `unknown`, in batches: each batch is one transaction with
+ * one conditional UPDATE (still leased, still expired) and the `lease_expired` event of every row
+ * it changed; batches follow one another until none is left.
+ *
+ * The background sweep (`accountId` absent) skips rows another transaction holds (PostgreSQL
+ * `SKIP LOCKED`): several instances then share a burst instead of queueing on the same rows, and
+ * a row a report holds right now is taken on the next round, a second later.
+ *
+ * A list read sweeps its own account (`accountId`) and waits for held rows instead, and looks
+ * again until nothing due is left: `?state=unknown` must be complete when it says it is.
  */
 export async function sweepExpiredLeases(deps: OperationDeps, accountId?: string): Promise<number> {
-  const nowMs = deps.clock.now();
-  let query = deps.store.db.selectFrom('operations').select(['account_id', 'id'])
+  const forRead = accountId !== undefined;
+  let total = 0;
+  for (let round = 0; ; round++) {
+    const swept = await sweepBatch(deps, deps.clock.now(), accountId, !forRead);
+    total += swept;
+    if (swept === SWEEP_BATCH) continue;
+    if (!forRead || round >= MAX_READ_ROUNDS || !(await anyDue(deps, deps.clock.now(), accountId))) return total;
+  }
+}
+
+/** One batch in one transaction: the rows it turned `unknown`, each with its `lease_expired` event (transitions.ts). */
+function sweepBatch(deps: OperationDeps, nowMs: number, accountId: string | undefined, skipLocked: boolean): Promise<number> {
+  return deps.store.transact(async (trx: Db) =>
+    (await expireDueLeases(trx, deps.ledger, deps.store.dialect, { nowMs, accountId, limit: SWEEP_BATCH, skipLocked })).length);
+}
+
+async function anyDue(deps: OperationDeps, nowMs: number, accountId: string | undefined): Promise<boolean> {
+  let query = deps.store.db.selectFrom('operations').select('id')
     .where('state', 'in', TRANSITIONS.lease_expired.from).where('lease_expires_at', '<=', nowMs);
   if (accountId !== undefined) query = query.where('account_id', '=', accountId);
-  const due = await query.orderBy('lease_expires_at').limit(BATCH).execute();
-  let expired = 0;
-  for (const { account_id, id } of due) {
-    const changed = await deps.store.transact(async (trx: Db) => {
-      // Re-read under the lock: a report may have moved the operation since the scan.
-      const row = await lockOperation(deps.store, trx, account_id, id);
-      return row !== undefined && (await expireIfDue(trx, deps.ledger, row, nowMs)) !== row;
-    });
-    if (changed) expired++;
-  }
-  return expired;
+  return (await query.limit(1).executeTakeFirst()) !== undefined;
 }
 
 export interface Sweeper {

@@ -4,7 +4,7 @@ import { InvariantError } from '../core/errors.js';
 import { rfc3339 } from '../core/time.js';
 import type { EventType } from '../ledger/event-input.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { Db } from '../store/store.js';
+import type { Db, Dialect } from '../store/store.js';
 import type { IssuedLease } from './lease.js';
 import { changeEvent } from './operation-events.js';
 import type { OperationRow } from './operation-json.js';
@@ -147,4 +147,34 @@ function leaseColumns(rule: TransitionRule, row: OperationRow, input: Transition
 export async function expireIfDue(trx: Db, ledger: Ledger, row: OperationRow, nowMs: number): Promise<OperationRow> {
   if (!transitionAllowed('lease_expired', row.state) || row.lease_expires_at === null || row.lease_expires_at > nowMs) return row;
   return applyTransition(trx, ledger, row, 'lease_expired', { actor: null, nowMs });
+}
+
+/**
+ * The `lease_expired` transition for a batch (the sweeper's): one conditional UPDATE of up to
+ * `limit` operations whose lease ran out by `nowMs` (oldest first; on PostgreSQL rows another
+ * transaction holds are skipped with `skipLocked`, else waited for), then their events, one
+ * append statement per account. Conditional on the state and the expiry when the row is
+ * locked, so a report that moved an operation since keeps it out, and of several instances
+ * only one turns each operation. The same change as `applyTransition` makes for one row:
+ * state, updated_at and version; lease and scope kept (the rule's 'keep').
+ */
+export async function expireDueLeases(
+  trx: Db, ledger: Ledger, dialect: Dialect, options: { nowMs: number; accountId?: string; limit: number; skipLocked: boolean },
+): Promise<OperationRow[]> {
+  const rule = TRANSITIONS.lease_expired;
+  const { nowMs, accountId, limit, skipLocked } = options;
+  let due = trx.selectFrom('operations').select('id')
+    .where('state', 'in', rule.from).where('lease_expires_at', '<=', nowMs);
+  if (accountId !== undefined) due = due.where('account_id', '=', accountId);
+  due = due.orderBy('lease_expires_at').limit(limit);
+  if (dialect === 'postgres') due = skipLocked ? due.forUpdate().skipLocked() : due.forUpdate();
+  const expired: OperationRow[] = await trx.updateTable('operations')
+    .set({ state: rule.to[0], updated_at: rfc3339(nowMs), version: sql`version + 1` })
+    .where('id', 'in', due)
+    .where('state', 'in', rule.from).where('lease_expires_at', '<=', nowMs)
+    .returningAll().execute();
+  // One order of chain heads across sweepers, so two never wait on each other's.
+  expired.sort((a, b) => (a.account_id < b.account_id ? -1 : a.account_id > b.account_id ? 1 : (a.lease_expires_at ?? 0) - (b.lease_expires_at ?? 0)));
+  await ledger.appendAll(trx, expired.map((row) => changeEvent(row, rule.event, null)));
+  return expired;
 }

@@ -1,6 +1,6 @@
 import type { Db, Store } from '../store/store.js';
 import type { Clock } from '../core/time.js';
-import { rfc3339 } from '../core/time.js';
+import { monotonicClock, rfc3339 } from '../core/time.js';
 import { InvariantError } from '../core/errors.js';
 import { constantTimeEqual } from '../core/hash.js';
 import { generateApiKey, hashApiKey, looksLikeApiKey, newId } from './api-keys.js';
@@ -22,7 +22,11 @@ export interface PrincipalRecord extends Principal {
 export class Principals {
   private readonly cache = new Map<string, { principal: Principal | null; until: number }>();
 
-  constructor(private readonly store: Store, private readonly clock: Clock) {}
+  /**
+   * `cacheClock` times the key cache: monotonic, so a wall clock stepped back cannot keep a
+   * revoked key's entry alive for the size of the step.
+   */
+  constructor(private readonly store: Store, private readonly clock: Clock, private readonly cacheClock: Clock = monotonicClock) {}
 
   async create(input: { account_id: string; roles: Role[]; name?: string | null }): Promise<CreatedPrincipal> {
     const key = generateApiKey();
@@ -65,7 +69,7 @@ export class Principals {
   async authenticate(key: string): Promise<Principal | null> {
     if (!looksLikeApiKey(key)) return null;
     const keyHash = hashApiKey(key);
-    const now = this.clock.now();
+    const now = this.cacheClock.now();
     const cached = this.cache.get(keyHash);
     if (cached && cached.until > now) return cached.principal;
     const row = await this.store.db.selectFrom('principals').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();

@@ -3,6 +3,8 @@ import { Kysely, PostgresDialect, sql, type PostgresPool, type PostgresPoolClien
 import type { Database } from '../../schema/database.js';
 import { AfterCommit, StoreUnavailableError, type CommitObserver, type Db, type Store, type UnitOfWork } from './store.js';
 import { int8AsNumber } from './pg-int8.js';
+import { RateLimitedLog } from '../core/rate-limited-log.js';
+import { currentScope, WorkAbandonedError, type WorkScope } from './work-scope.js';
 
 const RETRYABLE = new Set(['40001', '40P01']);
 const MAX_ATTEMPTS = 8;
@@ -40,7 +42,9 @@ export class PostgresStore implements Store {
     });
     // An idle client that loses its server (restart, failover) emits 'error' on the pool; unhandled,
     // that would kill the process. The pool drops the client and the next query connects afresh.
-    pool.on('error', options.onIdleError ?? ((error) => process.stderr.write(`gatehouse: idle PostgreSQL connection lost: ${error.message}\n`)));
+    // Rate-limited: a restart ends every idle connection at once.
+    const idleLost = new RateLimitedLog((_kind, count, message) => process.stderr.write(`gatehouse: idle PostgreSQL connection lost (${count} since the last line): ${message}\n`));
+    pool.on('error', options.onIdleError ?? ((error) => idleLost.note('idle_connection_lost', error.message)));
     this.db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
   }
 
@@ -50,15 +54,26 @@ export class PostgresStore implements Store {
    * COMMIT may or may not have committed, so it is never retried: it surfaces as store_unavailable.
    */
   async transact<T>(run: (trx: Db, work: UnitOfWork) => Promise<T>): Promise<T> {
+    const scope = currentScope();
+    scope?.unitQueued();
+    try {
+      return await this.attempts(run, scope);
+    } finally {
+      scope?.unitSettled();
+    }
+  }
+
+  private async attempts<T>(run: (trx: Db, work: UnitOfWork) => Promise<T>, scope: WorkScope | undefined): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       const progress = { committing: false };
       // A fresh list per attempt: an attempt that rolled back leaves nothing to run.
       const work = new AfterCommit();
       try {
-        const result = await this.db.connection().execute((connection) => runTransaction(connection, (trx) => run(trx, work), progress, this.onCommit));
+        const result = await this.db.connection().execute((connection) => runTransaction(connection, (trx) => run(trx, work), progress, this.onCommit, scope));
         work.run();
         return result;
       } catch (error) {
+        if (error instanceof WorkAbandonedError) throw error;
         const code = (error as { code?: string }).code;
         const lost = isConnectionLoss(error);
         const retryable = (code !== undefined && RETRYABLE.has(code)) || (lost && !progress.committing);
@@ -132,11 +147,17 @@ function preparingPool(pool: pg.Pool): PostgresPool {
   };
 }
 
-async function runTransaction<T>(connection: Db, run: (trx: Db) => Promise<T>, progress: { committing: boolean }, onCommit: CommitObserver | null): Promise<T> {
+async function runTransaction<T>(
+  connection: Db, run: (trx: Db) => Promise<T>, progress: { committing: boolean }, onCommit: CommitObserver | null, scope: WorkScope | undefined,
+): Promise<T> {
+  // A request whose client went away (or whose deadline passed) while it waited for a connection is not run.
+  scope?.unitStarting();
   await sql`begin`.execute(connection);
   let result: T;
   try {
     result = await run(connection);
+    // The last moment to give up: after this the request's answer must say it may have been written.
+    scope?.unitCommitting();
   } catch (error) {
     // On a lost connection the rollback fails too; the server has already rolled back.
     await sql`rollback`.execute(connection).catch(() => undefined);

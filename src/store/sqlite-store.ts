@@ -4,14 +4,30 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../schema/database.js';
 import { WalSync } from './wal-sync.js';
-import { AfterCommit, StoreUnavailableError, type CommitObserver, type Db, type Store, type UnitOfWork } from './store.js';
+import { AfterCommit, isSqliteBusy as isBusy, isSqliteOutage, StoreUnavailableError, type CommitObserver, type Db, type Store, type UnitOfWork } from './store.js';
+import { currentScope, type WorkScope } from './work-scope.js';
 
 const MAX_BATCH = 256;
 /** Distinct SQL texts kept prepared; `in (…)` lists of varying length make new texts, so the cache is bounded. */
 const MAX_STATEMENTS = 500;
 
+/**
+ * How long a batch waits for another process's write lock (a CLI verb writing, another
+ * connection) before its units fail with store_unavailable. SQLite's own busy_timeout sleeps in
+ * the calling thread, which here is the only one: it is kept tiny, and the wait is made of
+ * short asynchronous retries, so requests that need no lock (health answers, shedding, reads)
+ * are still served while a batch waits.
+ */
+export const BUSY_WAIT_MS = 5_000;
+const BUSY_TIMEOUT_PRAGMA_MS = 10;
+const BUSY_RETRY_MS = 25;
+
 interface Unit {
   run: (trx: Db, work: UnitOfWork) => Promise<unknown>;
+  /** The request the unit belongs to, taken when it was queued (a batch runs in the first unit's async context). */
+  scope: WorkScope | undefined;
+  /** performance.now() when queued: the busy wait counts from here, so batches queued behind a wait do not wait again. */
+  queuedAt: number;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -40,7 +56,7 @@ export class SqliteStore implements Store {
   constructor(file: string, options: { readonly?: boolean } = {}) {
     if (!options.readonly) fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     this.raw = new BetterSqlite3(file, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
-    this.raw.pragma('busy_timeout = 5000');
+    this.raw.pragma(`busy_timeout = ${options.readonly ? BUSY_WAIT_MS : BUSY_TIMEOUT_PRAGMA_MS}`);
     if (!options.readonly) {
       this.raw.pragma('journal_mode = WAL');
       // NORMAL: SQLite syncs at checkpoints only; every commit's durability is WalSync's job.
@@ -72,8 +88,18 @@ export class SqliteStore implements Store {
   }
 
   transact<T>(run: (trx: Db, work: UnitOfWork) => Promise<T>): Promise<T> {
+    const scope = currentScope();
+    try {
+      scope?.unitQueued();
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
+      const settle = <V>(done: (value: V) => void) => (value: V) => {
+        scope?.unitSettled();
+        done(value);
+      };
+      this.queue.push({ run, scope, queuedAt: performance.now(), resolve: settle(resolve as (value: unknown) => void), reject: settle(reject) });
       if (!this.draining) void this.drain();
     });
   }
@@ -96,12 +122,15 @@ export class SqliteStore implements Store {
         await new Promise((r) => setImmediate(r));
         const batch = this.queue.splice(0, MAX_BATCH);
         try {
+          await this.begin(batch[0]!.queuedAt + BUSY_WAIT_MS);
           await this.db.connection().execute((conn) => this.runBatch(conn, batch));
         } catch (error) {
-          // No connection (the store was closed), or SQLite itself aborted the transaction under a
-          // unit (disk full, I/O error): the batch fails, it does not hang, and the next one starts clean.
+          // No connection (the store was closed), the lock not had in time, or SQLite itself aborted
+          // the transaction under a unit (disk full, I/O error): the batch fails, it does not hang,
+          // and the next one starts clean.
           if (this.raw.open && this.raw.inTransaction) this.control.rollback.run();
-          for (const unit of batch) unit.reject(error);
+          const reported = isSqliteOutage(error) ? new StoreUnavailableError(error) : error;
+          for (const unit of batch) unit.reject(reported);
         }
       }
     } finally {
@@ -109,19 +138,30 @@ export class SqliteStore implements Store {
     }
   }
 
+  /** BEGIN IMMEDIATE, retried without blocking the event loop while another connection holds the write lock. */
+  private async begin(giveUpAt: number): Promise<void> {
+    for (;;) {
+      try {
+        this.control.begin.run();
+        return;
+      } catch (error) {
+        if (!isBusy(error) || performance.now() >= giveUpAt) throw error;
+        await new Promise((r) => setTimeout(r, BUSY_RETRY_MS));
+      }
+    }
+  }
+
   private async runBatch(conn: Db, batch: Unit[]): Promise<void> {
     const settled: Array<{ unit: Unit; ok: boolean; value: unknown; work: AfterCommit }> = [];
-    try {
-      this.control.begin.run();
-    } catch (error) {
-      for (const unit of batch) unit.reject(error);
-      return;
-    }
     for (const unit of batch) {
       this.control.savepoint.run();
       const work = new AfterCommit();
       try {
+        // A unit whose request was abandoned while it queued is not run; one abandoned while it
+        // ran is rolled back to its savepoint. After this check it commits with the batch.
+        unit.scope?.unitStarting();
         const value = await unit.run(conn, work);
+        unit.scope?.unitCommitting();
         this.control.release.run();
         settled.push({ unit, ok: true, value, work });
       } catch (error) {
@@ -135,7 +175,8 @@ export class SqliteStore implements Store {
       this.control.commit.run();
     } catch (error) {
       if (this.raw.inTransaction) this.control.rollback.run();
-      for (const { unit } of settled) unit.reject(error);
+      const reported = isSqliteOutage(error) ? new StoreUnavailableError(error) : error;
+      for (const { unit } of settled) unit.reject(reported);
       return;
     }
     // Acknowledged once on disk; the event loop goes on with the next batch meanwhile.
@@ -155,3 +196,4 @@ export class SqliteStore implements Store {
     this.syncing.add(durable);
   }
 }
+

@@ -69,3 +69,15 @@ export class AfterCommit implements UnitOfWork {
     }
   }
 }
+
+/** SQLite's "another connection holds the lock" (after the wait the store allows). */
+export function isSqliteBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
+}
+
+/** The SQLite database cannot take the work right now (locked past the wait, disk full, I/O error): an outage, not a bug. */
+export function isSqliteOutage(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return isSqliteBusy(error) || (typeof code === 'string' && (code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR') || code === 'SQLITE_READONLY'));
+}

@@ -115,9 +115,12 @@ export class VerificationRun {
    * hashes (ChainVerifier.addCheckedLeaves). False when it does not continue the chain; the
    * reader then feeds those rows through addRow.
    */
-  addCheckedLeaves(firstSeq: number, firstPrevHash: string, lastHash: string, leaves: Buffer, offset: number, count: number): boolean {
+  addCheckedLeaves(
+    firstSeq: number, firstPrevHash: string, lastHash: string, leaves: Buffer, offset: number, count: number,
+    ts?: Parameters<ChainVerifier['addCheckedLeaves']>[6],
+  ): boolean {
     const open = this.#open!;
-    if (!open.verifier.addCheckedLeaves(firstSeq, firstPrevHash, lastHash, leaves, offset, count)) return false;
+    if (!open.verifier.addCheckedLeaves(firstSeq, firstPrevHash, lastHash, leaves, offset, count, ts)) return false;
     open.lastSeq = firstSeq + count - 1;
     const before = this.#events;
     this.#events += count;

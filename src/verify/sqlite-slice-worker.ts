@@ -9,6 +9,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
 import { checkEventRow } from '../core/event-hash.js';
+import { runTsWatch } from '../core/ts-order.js';
 import { writeEventLeaf } from '../core/merkle.js';
 import { type SliceBatch, type SliceEnd, type SliceTask, sliceRows } from './sqlite-slices.js';
 
@@ -35,9 +36,10 @@ function runSlice(task: SliceTask, opens: Opens | null): void {
   let firstSeq = expected;
   let firstPrev = '';
   let lastHash = '';
+  const times = runTsWatch();
   const flush = () => {
     if (n === 0) return;
-    const message: SliceBatch = { id, kind: 'leaves', firstSeq, firstPrev, lastHash, count: n, leaves: buf.buffer as ArrayBuffer };
+    const message: SliceBatch = { id, kind: 'leaves', firstSeq, firstPrev, lastHash, count: n, leaves: buf.buffer as ArrayBuffer, ts: times.take() };
     port.postMessage(message, [buf.buffer as ArrayBuffer]);
     buf = Buffer.allocUnsafe(BATCH * 32);
     n = 0;
@@ -56,6 +58,7 @@ function runSlice(task: SliceTask, opens: Opens | null): void {
         firstPrev = p as string;
       }
       writeEventLeaf(hash, buf, n * 32);
+      times.note(expected, r[2]);
       n++;
       lastHash = hash;
       prev = hash;

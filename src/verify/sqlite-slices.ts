@@ -27,6 +27,7 @@
  * seen).
  */
 import { Worker } from 'node:worker_threads';
+import type { TsRegressions } from '../core/ts-order.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { EVENT_COLUMNS } from './columns.js';
 import type { VerificationRun } from './run.js';
@@ -50,6 +51,8 @@ export interface SliceBatch {
   lastHash: string;
   count: number;
   leaves: ArrayBuffer;
+  /** The batch's event times: first, last, and where they went backwards inside it. */
+  ts: { firstTs: string | null; lastTs: string | null; inside: TsRegressions };
 }
 
 export interface SliceEnd {
@@ -200,7 +203,7 @@ export async function verifySlices(options: {
       const st = state[i]!;
       for (;;) {
         for (let b = st.batches.shift(); b !== undefined; b = st.batches.shift()) {
-          if (!run.addCheckedLeaves(b.firstSeq, b.firstPrev, b.lastHash, Buffer.from(b.leaves), 0, b.count)) return { done: false, after };
+          if (!run.addCheckedLeaves(b.firstSeq, b.firstPrev, b.lastHash, Buffer.from(b.leaves), 0, b.count, b.ts)) return { done: false, after };
           after = b.firstSeq + b.count - 1;
         }
         if (st.ended) break;

@@ -5,9 +5,9 @@ import { readRawBody } from '../body.js';
 const MAX_FORM_BYTES = 64 * 1024;
 
 /** Reads an application/x-www-form-urlencoded body (untrusted input: size-capped, each field at most once). */
-export async function readForm(ctx: Context): Promise<Map<string, string>> {
+export async function readForm(ctx: Context, limits: { maxBytes?: number; timeoutMs?: number } = {}): Promise<Map<string, string>> {
   if (!ctx.is('application/x-www-form-urlencoded')) throw new DomainError('unsupported_media_type', 'send the form as application/x-www-form-urlencoded');
-  const body = await readRawBody(ctx, MAX_FORM_BYTES);
+  const body = await readRawBody(ctx, limits.maxBytes ?? MAX_FORM_BYTES, { timeoutMs: limits.timeoutMs });
   const fields = new Map<string, string>();
   for (const [name, value] of new URLSearchParams(body.toString('utf8'))) {
     if (fields.has(name)) throw new DomainError('invalid_request', `the form field "${name}" appears twice`);

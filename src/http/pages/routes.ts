@@ -1,25 +1,30 @@
 import Router from '@koa/router';
-import type { Context } from 'koa';
+import type { Context, Next } from 'koa';
 import type { AppContext } from '../../context.js';
 import { DomainError } from '../../core/errors.js';
 import { httpErrorOf } from '../error-status.js';
 import type { RouteModule } from '../route-module.js';
 import { hasRole } from '../../principals/roles.js';
 import { readForm } from './form.js';
-import { homeOf, loginPage } from './layout.js';
+import { errorPage, homeOf, loginPage } from './layout.js';
+import type { Approvals } from '../../approvals/approvals.js';
 import { reviewPages, type ReviewPageDeps } from './review-routes.js';
 import { detailPage, listPage } from './pages.js';
-import { COOKIE, postingSession, refuseCrossSite, sendHtml, uiErrors, viewingSession } from './session.js';
+import { COOKIE, postingSession, refuseCrossSite, SECURITY_HEADERS, sendHtml, uiErrors, viewingSession } from './session.js';
 import { clientOf, SignInThrottle } from './sign-in-throttle.js';
 import { STYLESHEET } from './style.js';
+
+/** A sign-in form holds one key (~50 bytes) and a CSRF-free field or two: 4 KiB, within 5 s. */
+const SIGN_IN_FORM_LIMITS = { maxBytes: 4 * 1024, timeoutMs: 5_000 };
 
 /**
  * The web pages: the approvers' and the review console (review-routes.ts), one sign-in for both.
  * Not under /v1, so no Bearer key: the session cookie authenticates. GETs never change state.
  */
-export function uiRoutes(deps: Pick<AppContext, 'approvals' | 'principals' | 'clock' | 'logger'> & ReviewPageDeps): RouteModule {
+export function uiRoutes(deps: Pick<AppContext, 'approvals' | 'principals' | 'clock' | 'monotonic' | 'logger'> & ReviewPageDeps): RouteModule {
   const { approvals } = deps;
-  const signInThrottle = new SignInThrottle(deps.clock);
+  // A monotonic clock: a wall clock stepped back would stretch every lock by the size of the step.
+  const signInThrottle = new SignInThrottle(deps.monotonic);
   const router = new Router({ prefix: '/ui' });
   router.use(uiErrors(approvals));
 
@@ -39,13 +44,18 @@ export function uiRoutes(deps: Pick<AppContext, 'approvals' | 'principals' | 'cl
   });
   router.post('/login', async (ctx) => {
     refuseCrossSite(ctx);
+    // The form is read before the attempt is counted: a counted attempt holds a place in the
+    // client's budget until its verdict, so a body that never arrives would hold it hostage
+    // (five such connections locked every approver behind the same address out). The form is
+    // small and must arrive within a few seconds.
+    const form = await readForm(ctx, SIGN_IN_FORM_LIMITS);
     // Before the key is looked at: a locked-out client learns nothing, not even from the right key.
     const client = clientOf(ctx.ip);
     const admission = signInThrottle.admit(client);
     if (!admission.admitted) return refuseThrottled(ctx, admission.retryAfterSeconds);
     const { attempt } = admission;
     try {
-      const key = (await readForm(ctx)).get('key')?.trim() ?? '';
+      const key = form.get('key')?.trim() ?? '';
       const principal = await deps.principals.authenticate(key);
       // Approvers for the approvals, auditors for the review console, admins for both.
       if (!principal || !hasRole(principal, 'approver', 'auditor', 'admin')) {
@@ -98,7 +108,18 @@ export function uiRoutes(deps: Pick<AppContext, 'approvals' | 'principals' | 'cl
     ctx.redirect(`/ui/approvals/${encodeURIComponent(ctx.params.id!)}`);
   });
   reviewPages(router, deps);
-  return { router };
+  return { router, fallback: unknownPage(approvals) };
+}
+
+/** An unknown /ui path is a page too: a 404 page with the pages' security headers, not the API's JSON. */
+function unknownPage(approvals: Approvals) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    await next();
+    if ((ctx.path !== '/ui' && !ctx.path.startsWith('/ui/')) || ctx.status !== 404 || ctx.body !== undefined) return;
+    ctx.set(SECURITY_HEADERS);
+    const session = await approvals.sessions.lookup(ctx.cookies.get(COOKIE)).catch(() => null);
+    sendHtml(ctx, 404, errorPage(session, 'not_found', 'There is no page at this address.'));
+  };
 }
 
 /**

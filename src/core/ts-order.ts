@@ -1,0 +1,68 @@
+/** RFC 3339 UTC with milliseconds, the ledger's one format: such strings compare in time order. */
+const TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** Where `ts` went backwards in a run of events: the first seq and how many times. */
+export interface TsRegressions {
+  firstSeq: number | null;
+  count: number;
+}
+
+/**
+ * Watches an account's event times in seq order. An event's `ts` earlier than its
+ * predecessor's is not tampering (the hash covers what was written, and the ledger clamps new
+ * events so it does not happen), but it is worth a warning: a clock stepped back on a writer,
+ * or events written before the clamp existed. Malformed times are the event checks' business.
+ */
+export class TsOrder {
+  #last: string | null = null;
+  readonly #regressions: TsRegressions = { firstSeq: null, count: 0 };
+
+  note(seq: unknown, ts: unknown): void {
+    if (typeof ts !== 'string' || !TS.test(ts)) return;
+    if (this.#last !== null && ts < this.#last) this.#regress(typeof seq === 'number' ? seq : null, 1);
+    this.#last = ts;
+  }
+
+  /** A run checked elsewhere (a worker thread): its first and last ts, and the regressions inside it. */
+  noteRun(firstSeq: number, firstTs: string | null, lastTs: string | null, inside: TsRegressions): void {
+    if (firstTs !== null) this.note(firstSeq, firstTs);
+    if (inside.count > 0) this.#regress(inside.firstSeq, inside.count);
+    if (lastTs !== null && TS.test(lastTs)) this.#last = lastTs;
+  }
+
+  warning(): string | null {
+    const { firstSeq, count } = this.#regressions;
+    if (count === 0) return null;
+    return `event time goes backwards ${count} time${count === 1 ? '' : 's'} (first at seq ${firstSeq}): a writer's clock was behind an earlier one's`;
+  }
+
+  #regress(seq: number | null, count: number): void {
+    this.#regressions.firstSeq ??= seq;
+    this.#regressions.count += count;
+  }
+}
+
+/** The same watch inside a worker's run of rows (seq and ts as stored). */
+export function runTsWatch(): { note(seq: number, ts: unknown): void; take(): { firstTs: string | null; lastTs: string | null; inside: TsRegressions } } {
+  let firstTs: string | null = null;
+  let lastTs: string | null = null;
+  let inside: TsRegressions = { firstSeq: null, count: 0 };
+  return {
+    note(seq, ts) {
+      if (typeof ts !== 'string' || !TS.test(ts)) return;
+      if (firstTs === null) firstTs = ts;
+      else if (lastTs !== null && ts < lastTs) {
+        inside.firstSeq ??= seq;
+        inside.count++;
+      }
+      lastTs = ts;
+    },
+    take() {
+      const run = { firstTs, lastTs, inside };
+      firstTs = null;
+      lastTs = null;
+      inside = { firstSeq: null, count: 0 };
+      return run;
+    },
+  };
+}

@@ -1,0 +1,54 @@
+import type { Middleware } from 'koa';
+import { DomainError } from '../core/errors.js';
+import { runInScope, WorkScope } from '../store/work-scope.js';
+
+/**
+ * No request outlives its deadline, and no request runs for a client that is gone.
+ *
+ * Each request runs in a WorkScope (src/store/work-scope.ts). When its client closes the
+ * connection before the answer, the scope is abandoned: a unit of work not started yet is not
+ * run, one not yet at COMMIT is rolled back. When the deadline passes first, the scope is
+ * abandoned the same way and the client is answered at once with a 503:
+ *
+ * - `store_unavailable` when the request was waiting on or working in the store, else `overloaded`;
+ * - the message says whether anything can still have been written. The abandonment and the check
+ *   "did a unit of this request send COMMIT" happen in one synchronous step, and a unit marks itself
+ *   committing in one synchronous step with its own check, so "nothing was written" is certain when
+ *   said. When a COMMIT was already on its way, the answer says the request may have taken effect
+ *   and that a retry with the same idempotency key tells which (a committed claim answers
+ *   `in_progress`, and the operation turns `unknown` if nobody reports on its lease) — it is never
+ *   reported as not done.
+ */
+export function deadlineMiddleware(deadlineMs: number): Middleware {
+  return async (ctx, next) => {
+    const scope = new WorkScope();
+    ctx.state.workScope = scope;
+    const onClose = () => {
+      if (!ctx.res.writableFinished) scope.abandon('client_gone');
+    };
+    ctx.res.once('close', onClose);
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<'deadline'>((resolve) => {
+      timer = setTimeout(() => resolve('deadline'), deadlineMs);
+    });
+    const work = runInScope(scope, () => next());
+    // The work may fail after the deadline answered; that failure has no one left to tell. The
+    // shedding in front holds the request's slot until the work really ends.
+    ctx.state.workSettled = work.then(() => undefined, () => undefined);
+    try {
+      const first = await Promise.race([work.then(() => 'done' as const), expired]);
+      if (first === 'done') return;
+      const { mayHaveWritten, storeBusy } = scope.abandon('deadline');
+      const seconds = Math.round(deadlineMs / 100) / 10;
+      const outcome = mayHaveWritten
+        ? 'it may still have taken effect: retry with the same idempotency key to learn its outcome'
+        : 'nothing of it was written: retry later';
+      throw new DomainError(storeBusy ? 'store_unavailable' : 'overloaded',
+        `the request did not finish within the ${seconds} s deadline (${storeBusy ? 'the store did not answer in time' : 'the service is too busy'}); ${outcome}`,
+        {}, { cause: 'deadline' });
+    } finally {
+      clearTimeout(timer);
+      ctx.res.off('close', onClose);
+    }
+  };
+}

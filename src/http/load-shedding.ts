@@ -1,0 +1,55 @@
+import type { Context, Middleware } from 'koa';
+import { createHash } from 'node:crypto';
+import { DomainError } from '../core/errors.js';
+
+export interface InFlightLimits {
+  /** Requests being worked on at once, over every client. */
+  maxInFlight: number;
+  /** Requests being worked on at once for one client (one API key, else one address). */
+  maxInFlightPerClient: number;
+}
+
+/**
+ * Sheds load before any work is done for it: past the bound on requests in flight the answer is
+ * `503 overloaded` with Retry-After, sent before the body is read or parsed (Node then discards
+ * the rest of the body as it arrives, which costs no parsing). A flood from one client fills its own share, not the
+ * whole service: another client still finds room and is answered normally.
+ *
+ * A client is its API key (hashed, not checked: checking costs a lookup, and a forged key only
+ * buys the forger a share of its own) or, without one, its address (the sign-in form's callers).
+ */
+export function loadSheddingMiddleware(limits: InFlightLimits): Middleware {
+  let inFlight = 0;
+  const perClient = new Map<string, number>();
+  return async (ctx, next) => {
+    const client = clientKey(ctx);
+    const mine = perClient.get(client) ?? 0;
+    if (inFlight >= limits.maxInFlight || mine >= limits.maxInFlightPerClient) {
+      throw new DomainError('overloaded', inFlight >= limits.maxInFlight
+        ? 'the service is at its bound on work in flight; retry after the Retry-After delay'
+        : 'this client is at its bound on requests in flight; wait for answers before sending more');
+    }
+    inFlight++;
+    perClient.set(client, mine + 1);
+    const release = () => {
+      inFlight--;
+      const left = (perClient.get(client) ?? 1) - 1;
+      if (left <= 0) perClient.delete(client);
+      else perClient.set(client, left);
+    };
+    try {
+      await next();
+    } finally {
+      // Answered at its deadline, a request may still be working: its slot is free when the work is.
+      const settled = ctx.state.workSettled as Promise<void> | undefined;
+      if (settled) void settled.then(release);
+      else release();
+    }
+  };
+}
+
+function clientKey(ctx: Context): string {
+  const authorization = ctx.get('authorization');
+  if (authorization) return `key:${createHash('sha256').update(authorization).digest('base64url').slice(0, 22)}`;
+  return `ip:${ctx.ip}`;
+}
