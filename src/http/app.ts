@@ -51,7 +51,7 @@ export function createApp(context: AppContext, modules: RouteModule[], options: 
   // Shedding first: an overloaded service answers before it reads a byte of the body or looks up a key.
   app.use(loadSheddingMiddleware({
     maxInFlight: options.maxInFlight ?? DEFAULT_LIMITS.maxInFlight,
-    maxInFlightPerClient: options.maxInFlightPerClient ?? Math.max(1, Math.ceil((options.maxInFlight ?? DEFAULT_LIMITS.maxInFlight) / 4)),
+    maxInFlightPerClient: options.maxInFlightPerClient ?? Math.max(1, Math.ceil((options.maxInFlight ?? DEFAULT_LIMITS.maxInFlight) / 2)),
   }));
   app.use(deadlineMiddleware(options.requestDeadlineMs ?? DEFAULT_LIMITS.requestDeadlineMs));
   app.use(async (ctx, next) => {
