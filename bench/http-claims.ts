@@ -227,6 +227,9 @@ export async function newKeyLoad(servers: BenchServer[], keys: string[], connect
       setupRequest: (req) => {
         const i = n++;
         req.headers = { ...req.headers, authorization: `Bearer ${own[i % own.length]}`, 'idempotency-key': `bench-${run}-${s}-${i}` };
+        // A new key names a new intended write: its own command, so its own fingerprint (one
+        // command for all would make every claim a possible duplicate for the review's trigger).
+        req.body = CLAIM_BODY(i);
         return req;
       },
     });
@@ -234,7 +237,7 @@ export async function newKeyLoad(servers: BenchServer[], keys: string[], connect
   return combine(results);
 }
 
-/** The durable ceiling: the claim body, a new Idempotency-Key on every request. */
+/** The durable ceiling and the lean claim: the claim bodies newKeyLoad sends, a new Idempotency-Key on every request. */
 async function durableLoad(url: string, connections: number, seconds: number, path = '/'): Promise<Rate> {
   const run = crypto.randomBytes(4).toString('hex');
   let n = 0;
@@ -243,7 +246,9 @@ async function durableLoad(url: string, connections: number, seconds: number, pa
     headers: { 'content-type': 'application/json' },
     body: CLAIM_BODY(0),
     setupRequest: (req) => {
-      req.headers = { ...req.headers, 'idempotency-key': `bench-durable-${run}-${n++}` };
+      const i = n++;
+      req.headers = { ...req.headers, 'idempotency-key': `bench-durable-${run}-${i}` };
+      req.body = CLAIM_BODY(i);
       return req;
     },
   });

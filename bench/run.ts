@@ -36,6 +36,8 @@ const MODULES: Array<{ name: string; run?: Runner }> = [
     run: async (mod) => (mod.benchProxy as (o: { seconds: number; log: typeof log }) => Promise<unknown>)({ seconds, log }),
   },
   { name: 'append' },
+  // Inclusion and consistency proofs on a 1,000,000-event account (100,000 in the smoke run), and claims with a dead witness.
+  { name: 'proofs' },
   { name: 'claim-path' },
   {
     name: 'verify',

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { EventsTable } from '../../schema/database.js';
 import { EVENT_HEADER, EVENT_ROW_COLUMNS, type EventHeader } from '../core/event-shape.js';
+import { affectedRows, compiledOnce } from '../store/compiled-statement.js';
 import type { Db, Dialect } from '../store/store.js';
 
 /** The events table's row is the header and its hash and payload: tsc fails here if schema/database.ts drifts from event-shape.ts. */
@@ -40,15 +41,26 @@ export async function advanceChain(dialect: Dialect, trx: Db, accountId: string,
 
 /** SQLite: two in-process statements under the writer lock; the events are inserted only once the head moved. */
 async function advanceSqlite(trx: Db, accountId: string, from: ChainHead, to: ChainHead, events: EventsTable[]): Promise<boolean> {
-  const moved = await trx.updateTable('chains')
-    .set({ size: to.size, head_hash: to.head_hash, frontier: to.frontier, checkpoint_size: to.checkpoint_size })
-    .where('account_id', '=', accountId).where('size', '=', from.size)
-    .where('head_hash', '=', from.head_hash).where('checkpoint_size', '=', from.checkpoint_size)
-    .executeTakeFirst();
-  if (Number(moved.numUpdatedRows) !== 1) return false;
-  await trx.insertInto('events').values(events).execute();
+  if (affectedRows(await moveHead(trx, { accountId, from, to })) !== 1) return false;
+  await insertEvents(trx, events);
   return true;
 }
+
+// Every append runs these two: compiled once per shape (compiled-statement.ts).
+const moveHead = compiledOnce(
+  (db, { accountId, from, to }: { accountId: string; from: ChainHead; to: ChainHead }) => db.updateTable('chains')
+    .set({ size: to.size, head_hash: to.head_hash, frontier: to.frontier, checkpoint_size: to.checkpoint_size })
+    .where('account_id', '=', accountId).where('size', '=', from.size)
+    .where('head_hash', '=', from.head_hash).where('checkpoint_size', '=', from.checkpoint_size),
+  ({ accountId, from, to }) => [to.size, to.head_hash, to.frontier, to.checkpoint_size, accountId, from.size, from.head_hash, from.checkpoint_size],
+);
+
+const insertEvents = compiledOnce(
+  // Columns in one fixed order, so the text made for the first run of N events binds every later one.
+  (db, events: EventsTable[]) => db.insertInto('events').values(events.map((event) => Object.fromEntries(EVENT_ROW_COLUMNS.map((c) => [c, event[c]])) as unknown as EventsTable)),
+  (events) => events.flatMap((event) => EVENT_ROW_COLUMNS.map((column) => event[column])),
+  (events) => `${events.length}`,
+);
 
 /**
  * PostgreSQL: one statement, one round trip. Round trips made while holding an

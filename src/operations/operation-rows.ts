@@ -1,3 +1,4 @@
+import { affectedRows, compiledOnce } from '../store/compiled-statement.js';
 import type { Db, Store } from '../store/store.js';
 import type { OperationRow } from './operation-json.js';
 
@@ -23,11 +24,15 @@ export function lockOperationByKey(store: Store, trx: Db, accountId: string, key
  * RETURNING tripled the insert's cost.
  */
 export async function insertOperation(trx: Db, row: OperationRow): Promise<boolean> {
-  const { numInsertedOrUpdatedRows } = await trx.insertInto('operations').values(row)
-    .onConflict((oc) => oc.doNothing())
-    .executeTakeFirstOrThrow();
-  return Boolean(numInsertedOrUpdatedRows);
+  return affectedRows(await insertRow(trx, row)) === 1;
 }
+
+/** Every new-key claim runs it: compiled once (compiled-statement.ts). */
+const insertRow = compiledOnce(
+  (db, row: OperationRow) => db.insertInto('operations').values(row).onConflict((oc) => oc.doNothing()),
+  (row) => Object.values(row),
+  (row) => Object.keys(row).join(),
+);
 
 /** The operation points at its current approval (set when the approvals domain makes a request). */
 export async function pointAtApproval(trx: Db, accountId: string, id: string, approvalId: string): Promise<void> {
