@@ -1,13 +1,8 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import crypto from 'node:crypto';
 import type { ExecutionContext } from 'ava';
-import { openContext } from '../../src/context.js';
-import { startServer } from '../../src/http/server.js';
-import { createFirstAdmin } from '../../src/bootstrap.js';
 import type { Clock } from '../../src/core/time.js';
-import { httpRequest, type TestApp, type TestResponse } from '../helpers/app.js';
-import { createTestStore, type StoreKind } from '../helpers/stores.js';
+import { startTestApp, type TestApp, type TestResponse } from '../helpers/app.js';
+import type { StoreKind } from '../helpers/stores.js';
 
 /** A clock the test moves forward, so TTLs run out without sleeping. */
 export class TestClock implements Clock {
@@ -33,35 +28,22 @@ export interface ApprovalApp extends TestApp {
 
 export const ACCOUNT = 'acme';
 
-/** The real service over a fresh store with a policies file written for the test. */
+/** The real service over a fresh store with a policies file written for the test, and the keys an approval needs. */
 export async function startApprovalApp(t: ExecutionContext, kind: StoreKind, policies: object, options: { trustedProxies?: number } = {}): Promise<ApprovalApp> {
-  const store = await createTestStore(kind);
-  const file = path.join(store.dataDir, 'policies.json');
-  fs.writeFileSync(file, JSON.stringify(policies));
   const clock = new TestClock();
-  const context = await openContext({ ...store.config, policiesFile: file }, { clock });
-  const adminKey = (await createFirstAdmin(context))!;
-  const server = await startServer(context, { host: '127.0.0.1', port: 0, maxBodyBytes: 1024 * 1024, trustedProxies: options.trustedProxies });
-  const keyFor = async (account: string, ...roles: Parameters<TestApp['keyFor']>[1][]) => (await context.principals.create({ account_id: account, roles })).key;
-  const request: TestApp['request'] = (method, p, options = {}) => httpRequest(server.url, method, p, options);
+  const base = await startTestApp(t, kind, { clock, policies, trustedProxies: options.trustedProxies });
   const app: ApprovalApp = {
-    store, context, server, url: server.url, adminKey, keyFor, request, clock,
-    gateway: await keyFor(ACCOUNT, 'gateway'),
-    approver: await keyFor(ACCOUNT, 'approver'),
-    approver2: await keyFor(ACCOUNT, 'approver'),
-    claim: (key, body, as) => request('POST', '/v1/operations', { key: as ?? app.gateway, body, headers: { 'idempotency-key': key } }),
+    ...base,
+    clock,
+    gateway: await base.keyFor(ACCOUNT, 'gateway'),
+    approver: await base.keyFor(ACCOUNT, 'approver'),
+    approver2: await base.keyFor(ACCOUNT, 'approver'),
+    claim: (key, body, as) => base.request('POST', '/v1/operations', { key: as ?? app.gateway, body, headers: { 'idempotency-key': key } }),
     decide: (id, decision, fingerprint, as, reason = 'checked the command') =>
-      request('POST', `/v1/approvals/${id}/decisions`, { key: as ?? app.approver, body: { decision, fingerprint, reason } }),
-    eventTypes: async (account = ACCOUNT) => (await context.store.db.selectFrom('events').select('type')
+      base.request('POST', `/v1/approvals/${id}/decisions`, { key: as ?? app.approver, body: { decision, fingerprint, reason } }),
+    eventTypes: async (account = ACCOUNT) => (await base.context.store.db.selectFrom('events').select('type')
       .where('account_id', '=', account).orderBy('seq').execute()).map((e) => e.type),
-    close: async () => {
-      await context.approvals.idle();
-      await server.close();
-      await context.close();
-      await store.drop();
-    },
   };
-  t.teardown(() => app.close());
   return app;
 }
 

@@ -1,4 +1,7 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import type { ExecutionContext } from 'ava';
+import type { Logger } from 'pino';
 import { openContext, type AppContext } from '../../src/context.js';
 import { startServer, type RunningServer } from '../../src/http/server.js';
 import { createFirstAdmin } from '../../src/bootstrap.js';
@@ -25,19 +28,40 @@ export interface TestResponse {
   text: string;
 }
 
-/** The real service on loopback over a real store; torn down when the test ends. */
-export async function startTestApp(
-  t: ExecutionContext | null, kind: StoreKind, options: { clock?: Clock; maxBodyBytes?: number } = {},
-): Promise<TestApp> {
-  const store = await createTestStore(kind);
-  const context = await openContext(store.config, { clock: options.clock });
+export interface TestAppOptions {
+  clock?: Clock;
+  maxBodyBytes?: number;
+  trustedProxies?: number;
+  logger?: Logger;
+  /** A policies file's contents (`{"policies": [...]}`), written to the data dir and loaded as `serve --config` does. */
+  policies?: object;
+  /** An existing store (a database of an older release, say) instead of a fresh one. */
+  store?: TestStore;
+}
+
+/**
+ * The one way tests start the real service in-process: a real store (fresh unless given), the
+ * composition root, the first admin, and HTTP on loopback; torn down when the test ends.
+ */
+export async function startTestApp(t: ExecutionContext | null, kind: StoreKind, options: TestAppOptions = {}): Promise<TestApp> {
+  const store = options.store ?? await createTestStore(kind);
+  let config = store.config;
+  if (options.policies) {
+    const file = path.join(store.dataDir, 'policies.json');
+    fs.writeFileSync(file, JSON.stringify(options.policies, null, 2));
+    config = { ...config, policiesFile: file };
+  }
+  const context = await openContext(config, { clock: options.clock, logger: options.logger });
   const adminKey = (await createFirstAdmin(context))!;
-  const server = await startServer(context, { host: '127.0.0.1', port: 0, maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024 });
+  const server = await startServer(context, {
+    host: '127.0.0.1', port: 0, maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024, trustedProxies: options.trustedProxies,
+  });
   const app: TestApp = {
     store, context, server, url: server.url, adminKey,
     keyFor: async (account, ...roles) => (await context.principals.create({ account_id: account, roles })).key,
     request: (method, path, requestOptions = {}) => httpRequest(server.url, method, path, requestOptions),
     close: async () => {
+      await context.approvals.idle();
       await server.close();
       await context.close();
       await store.drop();

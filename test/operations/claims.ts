@@ -1,11 +1,7 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import type { ExecutionContext } from 'ava';
-import { httpRequest, type TestApp, type TestResponse } from '../helpers/app.js';
-import { createTestStore, type StoreKind } from '../helpers/stores.js';
-import { openContext } from '../../src/context.js';
-import { createFirstAdmin } from '../../src/bootstrap.js';
-import { startServer } from '../../src/http/server.js';
+import { startTestApp, type TestApp, type TestResponse } from '../helpers/app.js';
+import type { StoreKind } from '../helpers/stores.js';
 import { runCli } from '../helpers/server-process.js';
 
 /** A claim body for a ticket write; `extra` adds or overrides members. */
@@ -58,24 +54,7 @@ export async function verifyExitCode(app: TestApp): Promise<{ code: number | nul
   return runCli(['verify', ...dbArgs, '--data-dir', app.store.dataDir, '--master-key', path.join(app.store.dataDir, 'master.key')]);
 }
 
-/** The real service like startTestApp, but loading a policies file the way `serve --config` does. */
-export async function startAppWithPolicies(t: ExecutionContext, kind: StoreKind, policies: unknown[]): Promise<TestApp> {
-  const store = await createTestStore(kind);
-  const file = path.join(store.dataDir, 'policies.json');
-  fs.writeFileSync(file, JSON.stringify({ policies }, null, 2));
-  const context = await openContext({ ...store.config, policiesFile: file });
-  const adminKey = (await createFirstAdmin(context))!;
-  const server = await startServer(context, { host: '127.0.0.1', port: 0, maxBodyBytes: 1024 * 1024 });
-  const app: TestApp = {
-    store, context, server, url: server.url, adminKey,
-    keyFor: async (account, ...roles) => (await context.principals.create({ account_id: account, roles })).key,
-    request: (method, route, options = {}) => httpRequest(server.url, method, route, options),
-    close: async () => {
-      await server.close();
-      await context.close();
-      await store.drop();
-    },
-  };
-  t.teardown(() => app.close());
-  return app;
+/** The real service with a policies file, loaded the way `serve --config` does. */
+export function startAppWithPolicies(t: ExecutionContext, kind: StoreKind, policies: unknown[]): Promise<TestApp> {
+  return startTestApp(t, kind, { policies: { policies } });
 }

@@ -1,10 +1,8 @@
 import test from 'ava';
 import { Migrator } from 'kysely';
 import { migrationProvider } from '../../schema/migrations/index.js';
-import { openContext } from '../../src/context.js';
-import { startServer } from '../../src/http/server.js';
 import { connectStore } from '../../src/store/open-store.js';
-import { httpRequest } from '../helpers/app.js';
+import { httpRequest, startTestApp } from '../helpers/app.js';
 import { createTestStore, storeKinds, type TestStore } from '../helpers/stores.js';
 
 /** The store at an older schema, as a deployment of the previous release left it. */
@@ -29,8 +27,7 @@ for (const kind of await storeKinds()) {
     }).execute();
     await old.close();
 
-    const context = await openContext(testStore.config);
-    const server = await startServer(context, { host: '127.0.0.1', port: 0, maxBodyBytes: 1024 * 1024 });
+    const { context, server } = await startTestApp(null, kind, { store: testStore });
     try {
       const row = await context.store.db.selectFrom('operations').selectAll().where('id', '=', 'op_before').executeTakeFirstOrThrow();
       t.false('command_seq' in row, 'the column is gone');

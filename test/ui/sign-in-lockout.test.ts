@@ -2,11 +2,9 @@ import test, { type ExecutionContext } from 'ava';
 import http from 'node:http';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { openContext } from '../../src/context.js';
-import { startServer } from '../../src/http/server.js';
-import { createFirstAdmin } from '../../src/bootstrap.js';
+import { startTestApp } from '../helpers/app.js';
 import { ACCOUNT, paymentsPolicy, startApprovalApp, TestClock, type ApprovalApp } from '../approvals/approval-app.js';
-import { createTestStore, storeKinds, type StoreKind } from '../helpers/stores.js';
+import { storeKinds, type StoreKind } from '../helpers/stores.js';
 
 interface SignInResponse {
   status: number;
@@ -142,17 +140,9 @@ for (const kind of await storeKinds()) {
 
 // Logging is about the route, not the store: SQLite is enough here.
 test('[sqlite] a lockout is logged once, with the address and never with a key that was tried', async (t) => {
-  const store = await createTestStore('sqlite');
   const lines: string[] = [];
   const sink = new Writable({ write(chunk, _encoding, done) { lines.push(String(chunk)); done(); } });
-  const context = await openContext(store.config, { clock: new TestClock(), logger: pino({ level: 'info' }, sink) });
-  await createFirstAdmin(context);
-  const server = await startServer(context, { host: '127.0.0.1', port: 0, maxBodyBytes: 1024 * 1024 });
-  t.teardown(async () => {
-    await server.close();
-    await context.close();
-    await store.drop();
-  });
+  const { context, server } = await startTestApp(t, 'sqlite', { clock: new TestClock(), logger: pino({ level: 'info' }, sink) });
   const approver = (await context.principals.create({ account_id: ACCOUNT, roles: ['approver'] })).key;
   const tried = [wrongKey(1), wrongKey(2), wrongKey(3), wrongKey(4), approver.slice(0, -1) + (approver.endsWith('A') ? 'B' : 'A'), approver];
   for (const key of tried) await signIn(server.url, key);
