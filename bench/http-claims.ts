@@ -432,7 +432,8 @@ export function startChild(name: string, args: string[], listening: RegExp, env:
   });
 }
 
-type StoreChoice = ({ kind: 'sqlite' } | { kind: 'postgres'; adminUrl: string }) & { serveArgs?: string[] };
+/** `bin`: another checkout's bin/gatehouse.js, for an A/B against an older tree (bench/ab.ts). */
+type StoreChoice = ({ kind: 'sqlite' } | { kind: 'postgres'; adminUrl: string }) & { serveArgs?: string[]; bin?: string };
 
 /**
  * Starts `count` gatehouse instances on a fresh store, runs `body`, stops them (so `--cpu-prof`
@@ -457,7 +458,7 @@ export async function withGatehouse<T>(
     // The first instance initialises the data dir (key files); the others share it.
     for (let i = 0; i < count; i++) {
       const nodeArgs = profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${choice.kind}-${count}x-${i}-${Date.now()}.cpuprofile`] : [];
-      children.push(await startChild(`gatehouse serve #${i}`, [...nodeArgs, BIN, 'serve', '--host', '127.0.0.1', '--port', '0', ...storeArgs, ...(choice.serveArgs ?? [])], /gatehouse listening on (http:\/\/\S+)/));
+      children.push(await startChild(`gatehouse serve #${i}`, [...nodeArgs, choice.bin ?? BIN, 'serve', '--host', '127.0.0.1', '--port', '0', ...storeArgs, ...(choice.serveArgs ?? [])], /gatehouse listening on (http:\/\/\S+)/));
     }
     const adminKey = children.find((c) => c.adminKey)?.adminKey ?? null;
     return await body(children.map((c) => ({ url: c.url, adminKey, pid: c.pid })));

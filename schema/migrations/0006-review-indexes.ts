@@ -45,6 +45,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('fingerprint_repeats_gap').on('fingerprint_repeats')
     .columns(['account_id', 'gap_ms', 'created_at', 'operation_id']).execute();
+  // A report over a time window reads the repeats of that window in order instead.
+  await db.schema.createIndex('fingerprint_repeats_created').on('fingerprint_repeats')
+    .columns(['account_id', 'created_at', 'operation_id', 'gap_ms']).execute();
 
   // Operations written before this migration: each one's gap to the newest earlier operation with its fingerprint.
   await sql`INSERT INTO fingerprint_repeats (account_id, operation_id, fingerprint, created_at, gap_ms)

@@ -11,6 +11,9 @@
 // 4. Stop on a fingerprint conflict. A known business failure is completed as `failed` and is
 //    replayed, never re-executed, until the task (the intent) changes.
 // 5. A write that throws after `sent` is left to become `unknown`: the client never guesses.
+//
+// Over 300 lines on purpose: these steps are one retry loop over the same intent, key, lease and
+// abort signal; split up, each step would be read without the state the others leave behind.
 import type { GatehouseClient } from './client.js';
 import { GatehouseError, GatehouseTransportError, GrantVerificationError } from './errors.js';
 import { PinnedKeys, verifyGrant } from './grant.js';

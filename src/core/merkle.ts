@@ -61,14 +61,6 @@ export function leafHash(eventHash: Uint8Array): Buffer {
   return sha256Digest('sha256', leafScratch, 'buffer');
 }
 
-/** RFC 6962 leaf hash of arbitrary leaf data (what the RFC 6962 test vectors use). */
-export function leafHashOfData(data: Uint8Array): Buffer {
-  const buf = Buffer.allocUnsafe(data.length + 1);
-  buf[0] = 0x00;
-  buf.set(data, 1);
-  return sha256Digest('sha256', buf, 'buffer');
-}
-
 /** RFC 6962 interior node hash of two 32-byte hashes. */
 export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
   if (left.length !== 32 || right.length !== 32) throw new RangeError('nodeHash: expected two 32-byte hashes');

@@ -8,6 +8,10 @@
  *
  * It is iterative (an explicit stack), so no input and no `maxDepth` can
  * overflow the call stack, and it throws nothing but JsonInputError.
+ *
+ * Over 300 lines on purpose: one parser whose scanner, number and string rules share one cursor
+ * and one stack in a single hot loop; split into modules, each rule would be read without the
+ * state it depends on.
  */
 import type { JsonObject, JsonValue } from './json.js';
 

@@ -1,35 +1,17 @@
 import test from 'ava';
+import { ARTIFACTS, useBrowser } from '../helpers/browser.js';
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
 import { ACCOUNT, newKey, payment, paymentsPolicy, startApprovalApp } from '../approvals/approval-app.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARTIFACTS = path.resolve('test/artifacts');
-const haveChromium = fs.existsSync(CHROMIUM);
-if (!haveChromium) {
-  const message = `${CHROMIUM} is missing: the approver page browser tests are SKIPPED (apt-get install -y chromium)`;
-  if (process.env.CI === 'true') throw new Error(`${message} — and CI=true requires them.`);
-  process.stderr.write(`\n!!!!! ${message} !!!!!\n\n`);
-}
-const browserTest = haveChromium ? test.serial : test.skip;
-
-let browser: Browser | undefined;
-test.before(async () => {
-  if (!haveChromium) return;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-});
-test.after.always(async () => browser?.close());
+const { browserTest, browser } = useBrowser('approver page');
 
 // The browser flow is about the page, not the store: SQLite is enough here.
 browserTest('an approver signs in, opens a pending approval, sees target, consequence and fingerprint, approves with a reason, and the gateway retry gets execute true', async (t) => {
   const app = await startApprovalApp(t, 'sqlite', paymentsPolicy());
   const key = newKey();
   const claim = await app.claim(key, payment(125_000));
-  const context = await browser!.newContext({ viewport: { width: 1280, height: 900 } });
+  const context = await browser().newContext({ viewport: { width: 1280, height: 900 } });
   t.teardown(() => context.close());
   const page = await context.newPage();
   await page.goto(`${app.url}/ui/approvals`);
@@ -67,7 +49,7 @@ browserTest('a <script> in the command stays inert text, and a zero-width charac
     summary: { target: 'Acme\u202Eevil', operation: '<b>bold</b>', consequence: 'x', reversible: true },
   });
   const claim = await app.claim(newKey(), sneaky);
-  const context = await browser!.newContext();
+  const context = await browser().newContext();
   t.teardown(() => context.close());
   const page = await context.newPage();
   await page.goto(`${app.url}/ui/login`);

@@ -1,32 +1,15 @@
 import test from 'ava';
+import { ARTIFACTS, useBrowser } from '../helpers/browser.js';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { ACCOUNT, seedIncident } from '../review/incident.js';
 import { claim } from '../operations/claims.js';
 import type { TestApp } from '../helpers/app.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARTIFACTS = path.resolve('test/artifacts');
-const haveChromium = fs.existsSync(CHROMIUM);
-if (!haveChromium) {
-  const message = `${CHROMIUM} is missing: the review console browser tests are SKIPPED (apt-get install -y chromium)`;
-  if (process.env.CI === 'true') throw new Error(`${message} — and CI=true requires them.`);
-  process.stderr.write(`\n!!!!! ${message} !!!!!\n\n`);
-}
-const browserTest = haveChromium ? test.serial : test.skip;
-
-let browser: Browser | undefined;
-test.before(async () => {
-  if (!haveChromium) return;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-});
-test.after.always(async () => browser?.close());
+const { browserTest, browser } = useBrowser('review console');
 
 async function signIn(page: Page, app: TestApp, key: string): Promise<void> {
   await page.goto(`${app.url}/ui/login`);
@@ -49,7 +32,7 @@ async function shoot(page: Page, name: string): Promise<void> {
 
 browserTest('an auditor signs in, searches by agent run, opens the operation and sees its timeline, command and response; the duplicates report and the chain panel render', async (t) => {
   const { app, auditor, ids } = await seedIncident(t, 'sqlite');
-  const context = await browser!.newContext({ viewport: { width: 1280, height: 900 } });
+  const context = await browser().newContext({ viewport: { width: 1280, height: 900 } });
   t.teardown(() => context.close());
   const page = await context.newPage();
   await page.goto(`${app.url}/ui/review`);
@@ -99,7 +82,7 @@ browserTest('a <script> in a command stays text and a zero-width character is a 
     method: 'POST', route: '/v1/payouts', agent_run_id: 'run-\u200Bevil',
     command: { iban: 'DE89\u200B3704', note: '<script>document.title="pwned";window.__pwned=1</script><img src=x onerror="window.__pwned=2">' },
   });
-  const context = await browser!.newContext();
+  const context = await browser().newContext();
   t.teardown(() => context.close());
   const page = await context.newPage();
   await signIn(page, app, auditor);
@@ -129,7 +112,7 @@ browserTest('a forged cross-site form post changes nothing: the auditor stays si
   });
   await new Promise<void>((resolve) => evil.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise<void>((resolve) => evil.close(() => resolve())));
-  const context = await browser!.newContext();
+  const context = await browser().newContext();
   t.teardown(() => context.close());
   const page = await context.newPage();
   await signIn(page, app, auditor);
