@@ -3,9 +3,8 @@
 // fingerprint (RFC 8785 + SHA-256), seals the command under the account's data key (XChaCha20-
 // Poly1305), builds and hashes the event header, advances the Merkle frontier, and writes the same
 // rows as the product — the operation, the `attempted` event, the chain head — on the product's own
-// schema (its migrations), with the product's durability: WAL, one BEGIN IMMEDIATE … COMMIT per
-// batch of whatever arrived, the WAL fdatasync'ed off the event loop (src/store/wal-sync.ts, as the
-// product does), nobody answered before their batch is on disk.
+// schema (its migrations), with the product's durability: WAL, synchronous=FULL, one BEGIN
+// IMMEDIATE … COMMIT per batch of whatever arrived, nobody answered before their batch's COMMIT.
 // What it leaves out is the way the product does it: no Kysely, no auth lookup, no policy match,
 // no framework around the store. Prepared better-sqlite3 statements, one process, like
 // `gatehouse serve` and the ceilings (run as a child process by bench/http-claims.ts).
@@ -29,7 +28,6 @@ import { loadSodium } from '../src/core/sodium.js';
 import { parseStrictJson } from '../src/core/strict-json.js';
 import { rfc3339 } from '../src/core/time.js';
 import { openStore } from '../src/store/open-store.js';
-import { WalSync } from '../src/store/wal-sync.js';
 import { serveCeiling } from './ceiling-server.js';
 
 const MAX_BATCH = 256; // as src/store/sqlite-store.ts
@@ -45,8 +43,7 @@ const sodium = await loadSodium();
 const dataKey = crypto.randomBytes(32);
 const db = new BetterSqlite3(file);
 db.pragma('journal_mode = WAL');
-db.pragma('synchronous = NORMAL');
-const walSync = new WalSync(`${file}-wal`);
+db.pragma('synchronous = FULL');
 const [begin, commit, rollback] = ['BEGIN IMMEDIATE', 'COMMIT', 'ROLLBACK'].map((text) => db.prepare(text)) as [BetterSqlite3.Statement, BetterSqlite3.Statement, BetterSqlite3.Statement];
 const insertOperation = db.prepare(`INSERT INTO operations (id, account_id, idempotency_key, fingerprint, method, route, state, business_key,
   exclusive_scope, agent_run_id, provider_ref, requested_by, lease_seconds, lease_token_hash, lease_expires_at, response_seq, response_status,
@@ -122,8 +119,7 @@ function drain(): void {
     frontier = MerkleFrontier.from(savedHead.size, savedHead.frontier);
     for (const c of batch) answers.set(c, { error });
   }
-  const answer = () => { for (const c of batch) c.done(answers.get(c)!.error, answers.get(c)!.answer); };
-  walSync.request().then(answer, (error) => { for (const c of batch) c.done(error); });
+  for (const c of batch) c.done(answers.get(c)!.error, answers.get(c)!.answer);
   if (queue.length > 0) setImmediate(drain);
   else draining = false;
 }

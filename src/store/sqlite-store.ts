@@ -3,7 +3,6 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../schema/database.js';
-import { WalSync } from './wal-sync.js';
 import { AfterCommit, isSqliteBusy as isBusy, isSqliteOutage, StoreUnavailableError, type CommitObserver, type Db, type Store, type UnitOfWork } from './store.js';
 import { currentScope, type WorkScope } from './work-scope.js';
 
@@ -33,11 +32,11 @@ interface Unit {
 }
 
 /**
- * SQLite in WAL mode. Concurrent units are group-committed: one BEGIN IMMEDIATE … COMMIT carries
- * a batch, each unit inside its own SAVEPOINT so a failing unit rolls back alone. No unit is
- * acknowledged before its batch is on disk: the WAL is fdatasync'ed after COMMIT, as
- * synchronous=FULL would, but on libuv's thread pool instead of the event loop (WalSync), so the
- * next batch runs while this one's fsync is in flight.
+ * SQLite in WAL mode with synchronous=FULL: a commit returns only once the WAL is on disk.
+ * Concurrent units are group-committed: one BEGIN IMMEDIATE … COMMIT (one fsync) carries a batch,
+ * each unit inside its own SAVEPOINT so a failing unit rolls back alone, and no unit is
+ * acknowledged before its batch's COMMIT. (The fsync runs on the event loop: moving it to the
+ * thread pool was measured twice and bought nothing over HTTP, BENCHMARKS.md.)
  */
 export class SqliteStore implements Store {
   readonly dialect = 'sqlite' as const;
@@ -48,9 +47,6 @@ export class SqliteStore implements Store {
   /** Transaction control, prepared once: a batch runs two of these per unit. */
   private readonly control: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo', BetterSqlite3.Statement>;
   private draining = false;
-  private readonly walSync: WalSync;
-  /** Batches committed whose WAL sync has not returned yet (close waits for them). */
-  private readonly syncing = new Set<Promise<void>>();
   onCommit: CommitObserver | null = null;
 
   constructor(file: string, options: { readonly?: boolean } = {}) {
@@ -59,10 +55,8 @@ export class SqliteStore implements Store {
     this.raw.pragma(`busy_timeout = ${options.readonly ? BUSY_WAIT_MS : BUSY_TIMEOUT_PRAGMA_MS}`);
     if (!options.readonly) {
       this.raw.pragma('journal_mode = WAL');
-      // NORMAL: SQLite syncs at checkpoints only; every commit's durability is WalSync's job.
-      this.raw.pragma('synchronous = NORMAL');
+      this.raw.pragma('synchronous = FULL');
     }
-    this.walSync = new WalSync(`${path.resolve(file)}-wal`);
     this.control = {
       begin: this.raw.prepare('BEGIN IMMEDIATE'),
       commit: this.raw.prepare('COMMIT'),
@@ -109,8 +103,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
-    while (this.draining || this.queue.length > 0 || this.syncing.size > 0) await new Promise((r) => setTimeout(r, 5));
-    this.walSync.close();
+    while (this.draining || this.queue.length > 0) await new Promise((r) => setTimeout(r, 5));
     await this.db.destroy();
   }
 
@@ -179,21 +172,10 @@ export class SqliteStore implements Store {
       for (const { unit } of settled) unit.reject(reported);
       return;
     }
-    // Acknowledged once on disk; the event loop goes on with the next batch meanwhile.
-    const durable = this.walSync.request().then(
-      () => {
-        this.onCommit?.(batch.length, (performance.now() - began) / 1000);
-        // After-commit work runs once the batch is durable, and never for a unit rolled back to its savepoint.
-        for (const { ok, work } of settled) if (ok) work.run();
-        for (const { unit, ok, value } of settled) (ok ? unit.resolve : unit.reject)(value);
-      },
-      (error: unknown) => {
-        // Committed, but whether it reached the disk is unknown: nobody is told it succeeded.
-        const lost = new StoreUnavailableError(error);
-        for (const { unit } of settled) unit.reject(lost);
-      },
-    ).finally(() => this.syncing.delete(durable));
-    this.syncing.add(durable);
+    this.onCommit?.(batch.length, (performance.now() - began) / 1000);
+    // After-commit work runs once the batch is on disk, and never for a unit rolled back to its savepoint.
+    for (const { ok, work } of settled) if (ok) work.run();
+    for (const { unit, ok, value } of settled) (ok ? unit.resolve : unit.reject)(value);
   }
 }
 
