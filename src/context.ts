@@ -17,6 +17,7 @@ import { Operations } from './operations/operations.js';
 import { operationPort } from './operations/approval-port.js';
 import { Approvals } from './approvals/approvals.js';
 import { Metrics } from './metrics/metrics.js';
+import { logKeyName } from './core/log-keys.js';
 
 /** Everything a request handler or CLI verb needs, built once from the config. */
 export interface AppContext {
@@ -68,7 +69,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     if (!options.clock && store.dialect === 'postgres') databaseClock = await DatabaseClock.start(store);
     const clock = options.clock ?? databaseClock ?? offsetClock(systemClock, config.clockOffsetMs);
     const ledgerId = await ensureLedgerId(store);
-    const signingKey = signingKeyFromSeed(keys.signingSeed, `gatehouse/${ledgerId}`);
+    const signingKey = signingKeyFromSeed(keys.signingSeed, logKeyName(ledgerId));
     await ensureSameKeys(store, signingKey.keyId, keys.masterKey);
     const dataKeys = new DataKeys(sodium, keys.masterKey, clock, monotonic);
     const logger = options.logger ?? pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] });

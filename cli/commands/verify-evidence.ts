@@ -35,8 +35,8 @@ export const verifyEvidenceCommand: CommandModule<object, VerifyEvidenceArgs> = 
 };
 
 async function run(args: VerifyEvidenceArgs): Promise<number> {
-  const [{ verifyEvidence, logKeyFrom, logKeysFromList }, { parseCosignerVerifier }, { SigningKeyError }] = await Promise.all([
-    import('../../src/core/evidence.js'), import('../../src/core/cosignature.js'), import('../../src/core/signing-key.js'),
+  const [{ verifyEvidence }, { logKeyFrom, logKeysFromList }, { parseCosignerVerifier }, { SigningKeyError }] = await Promise.all([
+    import('../../src/core/evidence.js'), import('../../src/core/log-keys.js'), import('../../src/core/cosignature.js'), import('../../src/core/signing-key.js'),
   ]);
   let evidence: unknown;
   try {

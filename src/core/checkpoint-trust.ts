@@ -10,6 +10,7 @@
 import type { FirstFailure } from './first-failure.js';
 import { NoteError, parseCheckpointBody, verifyNote } from './note.js';
 import type { NoteVerifierKey } from './signing-key.js';
+import { checkpointOrigin } from './log-keys.js';
 
 export interface VerifierCheckpoint {
   /** Optional for a checkpoint given as bare note text; when present it must match the note. */
@@ -88,7 +89,7 @@ export class CheckpointTrust {
   /** `gatehouse/<ledger id>/<account id>`: the ledger id given, else that of each log key that verified the note. */
   #expectedOrigins(verifiedBy: string[]): string[] {
     return this.#ledgerId !== undefined
-      ? [`gatehouse/${this.#ledgerId}/${this.#accountId}`]
+      ? [checkpointOrigin(this.#ledgerId, this.#accountId)]
       : verifiedBy.filter((n) => n.startsWith('gatehouse/')).map((n) => `${n}/${this.#accountId}`);
   }
 }

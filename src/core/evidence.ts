@@ -16,7 +16,8 @@ import { sha256Hex } from './hash.js';
 import { leafHash } from './merkle.js';
 import { verifyInclusion } from './merkle-proof.js';
 import { NoteError, parseCheckpointBody, verifyNote } from './note.js';
-import { type NoteVerifierKey, SigningKeyError, decodeStdBase64, noteKeyHash, parseNoteVerifier } from './signing-key.js';
+import { checkpointOrigin, logKeysFromList } from './log-keys.js';
+import { type NoteVerifierKey, SigningKeyError, decodeStdBase64 } from './signing-key.js';
 
 export const EVIDENCE_FORMAT = 'gatehouse-evidence';
 
@@ -41,28 +42,6 @@ const fail = (reason: string): never => {
 function object(value: unknown, what: string): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) fail(`${what} is not an object`);
   return value as Record<string, unknown>;
-}
-
-/** A note verifier key, or a raw base64 Ed25519 key named after the ledger (as GET /v1/keys lists them). */
-export function logKeyFrom(text: string, ledgerId: string): NoteVerifierKey {
-  const trimmed = text.trim();
-  if (/^[^+\s]+\+[0-9a-f]{8}\+/.test(trimmed)) return parseNoteVerifier(trimmed);
-  const raw = decodeStdBase64(trimmed);
-  if (raw === null || raw.length !== 32) throw new SigningKeyError('not a note verifier key or a 32-byte Ed25519 public key in base64');
-  const name = `gatehouse/${ledgerId}`;
-  return { name, keyHash: noteKeyHash(name, raw), publicKey: raw };
-}
-
-/** The keys of a `GET /v1/keys` body (or its `keys` array). */
-export function logKeysFromList(list: unknown, ledgerId: string): NoteVerifierKey[] {
-  const entries = Array.isArray(list) ? list : (list as { keys?: unknown } | null)?.keys;
-  if (!Array.isArray(entries) || entries.length === 0) throw new SigningKeyError('no keys listed (expected {"keys": [...]} as GET /v1/keys returns)');
-  return entries.map((entry) => {
-    const e = entry as { note_verifier?: unknown; public_key?: unknown } | null;
-    const text = typeof e?.note_verifier === 'string' ? e.note_verifier : typeof e?.public_key === 'string' ? e.public_key : null;
-    if (text === null) throw new SigningKeyError('a key has neither note_verifier nor public_key');
-    return logKeyFrom(text, ledgerId);
-  });
 }
 
 export function verifyEvidence(evidence: unknown, options: EvidenceOptions): EvidenceVerdict {
@@ -120,7 +99,7 @@ function check(evidence: unknown, options: EvidenceOptions): EvidenceVerdict {
     if (!(error instanceof NoteError)) throw error;
     return fail(`checkpoint: ${error.message}`);
   }
-  const origin = `gatehouse/${ledgerId}/${header.account_id}`;
+  const origin = checkpointOrigin(ledgerId, header.account_id);
   if (signed.origin !== origin) fail(`the checkpoint's origin is ${JSON.stringify(signed.origin)}, not ${JSON.stringify(origin)}`);
   const rootHex = Buffer.from(signed.rootHash).toString('hex');
   if (checkpoint.tree_size !== signed.treeSize) fail('the checkpoint\'s tree_size differs from its signed note');

@@ -1,5 +1,6 @@
 import type http from 'node:http';
 import type { Socket } from 'node:net';
+import { RETRY_AFTER_SECONDS } from './error-status.js';
 
 /**
  * A bound on open connections, kept below the process's descriptor limit. Idle keep-alive
@@ -34,6 +35,6 @@ const OVERLOADED_BODY = JSON.stringify({ error: { code: 'overloaded', message: '
 
 /** The answer to a request on a connection past the bound: nothing of it is read. */
 export function refuseOverConnectionBound(res: http.ServerResponse): void {
-  res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1', connection: 'close', 'content-length': Buffer.byteLength(OVERLOADED_BODY) });
+  res.writeHead(503, { 'content-type': 'application/json', 'retry-after': String(RETRY_AFTER_SECONDS), connection: 'close', 'content-length': Buffer.byteLength(OVERLOADED_BODY) });
   res.end(OVERLOADED_BODY);
 }

@@ -4,10 +4,8 @@ import { isSqliteOutage, StoreUnavailableError } from '../store/store.js';
 import { WorkAbandonedError, type WorkScope } from '../store/work-scope.js';
 import { RateLimitedLog } from '../core/rate-limited-log.js';
 import { DomainError, InvariantError } from '../core/errors.js';
-import { httpErrorOf, INTERNAL_ERROR } from './error-status.js';
+import { httpErrorOf, INTERNAL_ERROR, RETRY_AFTER_SECONDS } from './error-status.js';
 
-/** Seconds a client should wait before retrying when the service cannot serve it right now. */
-const RETRY_AFTER_SECONDS = 1;
 
 /**
  * First in the chain: a DomainError becomes the contract's JSON with the status its code maps to.

@@ -38,5 +38,8 @@ export function httpErrorOf(error: DomainError): { status: number; code: string 
   return { status: ERROR_STATUS[error.code], code: WIRE_CODE[error.code] ?? error.code };
 }
 
+/** Seconds a client is asked to wait (`Retry-After`) when the service cannot serve it right now. */
+export const RETRY_AFTER_SECONDS = 1;
+
 /** What a client sees for an error the domain did not mean to report (a bug, an outage it could not name). */
 export const INTERNAL_ERROR = { status: 500, code: 'internal', message: 'internal error; the request may be retried with the same idempotency key' } as const;

@@ -1,16 +1,12 @@
 import type { Context } from 'koa';
-import { DomainError } from '../core/errors.js';
+import { paramError, singleParam } from '../operations/query-params.js';
 
-// Query parameters are untrusted input like bodies: each read once, checked, then typed.
+// Query parameters are untrusted input like bodies: each read once, checked, then typed. The
+// reading itself is operations/query-params.ts's, shared with search and the review pages.
 
 /** A parameter given at most once, 1–1024 characters; undefined when absent. */
 export function stringParam(ctx: Context, name: string): string | undefined {
-  const raw = ctx.query[name];
-  if (raw === undefined) return undefined;
-  if (typeof raw !== 'string' || raw.length === 0 || raw.length > 1024) {
-    throw new DomainError('invalid_request', `the query parameter "${name}" must be given once, 1-1024 characters`);
-  }
-  return raw;
+  return singleParam(ctx.query, name);
 }
 
 /** A whole number within [min, max]; `fallback` when absent. */
@@ -18,17 +14,13 @@ export function integerParam(ctx: Context, name: string, range: { fallback: numb
   const raw = stringParam(ctx, name);
   if (raw === undefined) return range.fallback;
   const value = /^\d{1,16}$/.test(raw) ? Number(raw) : NaN;
-  if (!(value >= range.min && value <= range.max)) {
-    throw new DomainError('invalid_request', `the query parameter "${name}" must be an integer from ${range.min} to ${range.max}`);
-  }
+  if (!(value >= range.min && value <= range.max)) throw paramError(name, `must be an integer from ${range.min} to ${range.max}`);
   return value;
 }
 
 /** One of `values`; undefined when absent. */
 export function enumParam<T extends string>(ctx: Context, name: string, values: readonly T[]): T | undefined {
   const raw = stringParam(ctx, name);
-  if (raw !== undefined && !(values as readonly string[]).includes(raw)) {
-    throw new DomainError('invalid_request', `the query parameter "${name}" must be one of ${values.join(', ')}`);
-  }
+  if (raw !== undefined && !(values as readonly string[]).includes(raw)) throw paramError(name, `must be one of ${values.join(', ')}`);
   return raw as T | undefined;
 }

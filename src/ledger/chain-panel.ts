@@ -1,6 +1,7 @@
 import type { Db } from '../store/store.js';
 import type { Ledger } from './ledger.js';
 import type { Checkpoint } from '../core/wire.js';
+import { logKeyName } from '../core/log-keys.js';
 
 export interface PanelEvent {
   seq: number;
@@ -48,7 +49,7 @@ export async function chainPanel(db: Db, ledger: Ledger, ledgerId: string, accou
   if (beforeSeq !== null) select = select.where('seq', '<', beforeSeq);
   const rows = await select.orderBy('seq', 'desc').limit(limit + 1).execute();
   const events = rows.slice(0, limit).map((row) => ({ ...row, seq: Number(row.seq) }));
-  const signatures = checkpoint ? noteSignatures(checkpoint.note, `gatehouse/${ledgerId}`) : [];
+  const signatures = checkpoint ? noteSignatures(checkpoint.note, logKeyName(ledgerId)) : [];
   return {
     account_id: accountId,
     size: head ? Number(head.size) : 0,

@@ -1,13 +1,9 @@
+import { checkpointOrigin } from '../core/log-keys.js';
 import { checkpointBody, signNote } from '../core/note.js';
 import type { SigningKey } from '../core/signing-key.js';
 import type { Checkpoint } from '../core/wire.js';
 
 export type { Checkpoint };
-
-/** C2SP tlog-checkpoint origin: one log per account inside one ledger. */
-export function checkpointOrigin(ledgerId: string, accountId: string): string {
-  return `gatehouse/${ledgerId}/${accountId}`;
-}
 
 export function signCheckpoint(
   key: SigningKey, ledgerId: string, accountId: string, treeSize: number, root: Uint8Array, createdAt: string,

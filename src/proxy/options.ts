@@ -1,5 +1,6 @@
 // What `gatehouse proxy` is told: parsed and checked once, before anything listens.
 import type { PinnedKeysInput } from '../client/index.js';
+import { parseDuration as parseDurationWithin } from '../config/duration.js';
 import type { RouteGate } from './routes-file.js';
 
 export interface ProxyOptions {
@@ -23,13 +24,7 @@ export interface ProxyOptions {
   log: (message: string, fields?: Record<string, unknown>) => void;
 }
 
-/** `30s`, `500ms`, `2m`, or a plain number of seconds. */
+/** `30s`, `500ms`, `2m`, or a plain number of seconds; above zero, no upper bound (a slow upstream may need long). */
 export function parseDuration(text: string): number {
-  const match = /^(\d+(?:\.\d+)?)\s*(ms|s|m)?$/i.exec(text.trim());
-  if (!match) throw new Error(`cannot read the duration "${text}": use e.g. 30s, 500ms or 2m`);
-  const value = Number(match[1]);
-  const unit = (match[2] ?? 's').toLowerCase();
-  const ms = unit === 'ms' ? value : unit === 'm' ? value * 60_000 : value * 1000;
-  if (!(ms > 0)) throw new Error(`the duration "${text}" must be above zero`);
-  return Math.round(ms);
+  return parseDurationWithin(text, { min: Number.MIN_VALUE, max: Infinity });
 }

@@ -2,8 +2,8 @@
 // A missing Chromium skips those tests loudly, and fails them under CI=true.
 import fs from 'node:fs';
 import path from 'node:path';
-import test from 'ava';
-import { chromium, type Browser } from 'playwright-core';
+import test, { type ExecutionContext } from 'ava';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 const CHROMIUM = '/usr/bin/chromium';
 export const ARTIFACTS = path.resolve('test/artifacts');
@@ -33,4 +33,18 @@ export function useBrowser(what: string): { browserTest: typeof test.serial; bro
       return launched;
     },
   };
+}
+
+/**
+ * The page shows the seeded hostile command (a `<script>` setting the title and `__pwned`, a
+ * zero-width space in an IBAN) as inert text with the invisible character as a visible marker.
+ */
+export async function assertCommandInert(t: ExecutionContext, page: Page): Promise<void> {
+  t.false(await page.evaluate(() => document.title.includes('pwned')));
+  t.is(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
+  t.is(await page.locator('#command script, #command img').count(), 0);
+  const command = await page.textContent('#command') ?? '';
+  t.true(command.includes('<script>document.title'), 'the script shows as text');
+  t.true(command.includes('DE89⟨U+200B⟩3704'), command);
+  t.false(command.includes('\u200B'));
 }

@@ -5,6 +5,7 @@ import { RateLimitedLog } from '../../core/rate-limited-log.js';
 import { probeWritable } from '../../store/health-probe.js';
 import { outsideScope } from '../../store/work-scope.js';
 import type { RouteModule } from '../route-module.js';
+import { RETRY_AFTER_SECONDS } from '../error-status.js';
 
 /**
  * A health check answers at once, not when the store's own timeouts give up: a probe that has
@@ -33,7 +34,7 @@ export function healthRoutes(deps: Pick<AppContext, 'store' | 'clock' | 'logger'
     } catch (error) {
       failures.note('health probe could not write to the store', (error as Error)?.message ?? String(error));
       ctx.status = 503;
-      ctx.set('Retry-After', '1');
+      ctx.set('Retry-After', String(RETRY_AFTER_SECONDS));
       ctx.body = { status: 'unavailable', store: deps.store.dialect, error: { code: 'store_unavailable', message: 'the store cannot be written' } };
     } finally {
       clearTimeout(timer);
