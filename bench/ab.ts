@@ -38,6 +38,7 @@ const summary = {
   a_rps: result.A.map((r) => r.rps), b_rps: result.B.map((r) => r.rps),
   a_p99_ms: result.A.map((r) => r.p99_ms), b_p99_ms: result.B.map((r) => r.p99_ms),
   a_max_ms: result.A.map((r) => r.max_ms), b_max_ms: result.B.map((r) => r.max_ms),
+  a_max_steady_ms: result.A.map((r) => r.max_steady_ms), b_max_steady_ms: result.B.map((r) => r.max_steady_ms),
   b_over_a: Math.round((mean(result.B) / mean(result.A)) * 1000) / 1000,
 };
 process.stdout.write(JSON.stringify(summary, null, 2) + '\n');

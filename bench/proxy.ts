@@ -81,6 +81,7 @@ export async function benchProxy(options: { seconds: number; connections?: numbe
         const avg = (pick: (r: Rate) => number) => Math.round((rates.reduce((s, r) => s + pick(r), 0) / rates.length) * 10) / 10;
         return {
           rps: avg((r) => r.rps), p50_ms: avg((r) => r.p50_ms), p99_ms: avg((r) => r.p99_ms), max_ms: Math.max(...rates.map((r) => r.max_ms)),
+          max_steady_ms: Math.max(...rates.map((r) => r.max_steady_ms)),
           non2xx: rates.reduce((s, r) => s + r.non2xx, 0), errors: rates.reduce((s, r) => s + r.errors, 0),
         };
       };
