@@ -7,13 +7,17 @@ export async function benchClaimPath(options: { quick?: boolean } = {}): Promise
   const app = await startTestApp(null, 'sqlite');
   try {
     const principal = (await app.context.principals.authenticate(await app.keyFor('acme', 'gateway')))!;
-    const command = { title: 'Disk full on db-3', priority: 2, tags: ['pager', 'db'] };
-    const body = { method: 'POST', route: '/v1/tickets', command };
+    // A new key names a new intended write, so each carries its own command (as in http-claims):
+    // one command for every key would make each claim a repeat for the duplicates report.
+    const bodyFor = (key: string) => ({ method: 'POST', route: '/v1/tickets', command: { title: `Disk full on ${key}`, priority: 2, tags: ['pager', 'db'] } });
     const claims = options.quick ? 2000 : 10_000;
     const run = async (count: number, prefix: string) => {
       let next = 0;
       await Promise.all(Array.from({ length: 50 }, async () => {
-        while (next < count) await app.context.operations.claim(principal, `${prefix}-${next++}`, body);
+        while (next < count) {
+          const key = `${prefix}-${next++}`;
+          await app.context.operations.claim(principal, key, bodyFor(key));
+        }
       }));
     };
     await run(500, 'warm');

@@ -2,7 +2,7 @@ import type { Db, UnitOfWork } from '../store/store.js';
 import { rfc3339 } from '../core/time.js';
 import type { JsonValue } from '../core/json.js';
 import { DomainError, InvariantError } from '../core/errors.js';
-import { newId } from '../principals/api-keys.js';
+import { newId } from '../core/ids.js';
 import type { ApprovalPolicy } from '../policies/policies.js';
 import type { ApprovalGate, ApprovalStanding, ApprovalView, GatedOperation, Grant, OperationSummary } from './seam.js';
 import { buildView, readRequestPayload, viewOf, type ApprovalDeps, type ApprovalRow, type OperationFacts } from './records.js';

@@ -1,5 +1,5 @@
 import { InvariantError } from '../core/errors.js';
-import { newId } from '../principals/api-keys.js';
+import { newId } from '../core/ids.js';
 import { rfc3339 } from '../core/time.js';
 import { issueLease, type IssuedLease } from './lease.js';
 import { changeEvent } from './operation-events.js';
@@ -47,7 +47,7 @@ async function createOperation(scope: ClaimScope): Promise<ClaimResult> {
   const gated = needsApproval ? gateOrRefusal(deps.approvals) : null;
   if (gated && 'refusal' in gated) return gated;
 
-  const id = newId('op');
+  const id = newId('op', nowMs);
   // The scope is taken before the operation exists: a refused claim creates no operation.
   if (request.exclusiveScope !== null) {
     const taking = await takeScope(scope, id);

@@ -1,6 +1,5 @@
 import crypto from 'node:crypto';
 import { sha256Hex } from '../core/hash.js';
-import { randomBytes } from '../core/random.js';
 
 const KEY_PREFIX = 'gh_';
 const KEY_PATTERN = /^gh_[A-Za-z0-9_-]{43}$/;
@@ -17,8 +16,4 @@ export function hashApiKey(key: string): string {
 
 export function looksLikeApiKey(text: string): boolean {
   return KEY_PATTERN.test(text);
-}
-
-export function newId(prefix: string): string {
-  return `${prefix}_${randomBytes(16).toString('base64url')}`;
 }

@@ -3,7 +3,8 @@ import type { Clock } from '../core/time.js';
 import { monotonicClock, rfc3339 } from '../core/time.js';
 import { InvariantError } from '../core/errors.js';
 import { constantTimeEqual } from '../core/hash.js';
-import { generateApiKey, hashApiKey, looksLikeApiKey, newId } from './api-keys.js';
+import { newId } from '../core/ids.js';
+import { generateApiKey, hashApiKey, looksLikeApiKey } from './api-keys.js';
 import { isRole, type Principal, type Role } from './roles.js';
 
 /** Other instances see a revocation within this long: it bounds how stale the key cache may be. */
