@@ -79,6 +79,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     // The operations domain owns its table; approvals change operations only through this port.
     const approvals = new Approvals({ store, ledger, clock, signingKey, logger, operations: operationPort({ store, ledger, clock }) }, { webhook: () => policies.webhook });
     metrics.sources.webhookBacklog = () => approvals.webhook.backlog();
+    metrics.sources.chainHeadWrites = () => ledger.headWrites;
     const base = {
       config,
       store,

@@ -67,13 +67,22 @@ const insertEvents = compiledOnce(
  * account's chain-head row lock bound that account's event rate across every
  * instance, so the head moves and the event is inserted together: the insert
  * selects from the update's RETURNING, and so writes nothing when the head had moved.
+ *
+ * The head row is locked first (FOR UPDATE) and compared after: under READ COMMITTED an
+ * UPDATE's own WHERE is judged on the row as the statement's snapshot saw it, so a
+ * compare-and-set built on a head that another transaction was still writing would never
+ * match, even once that transaction committed. FOR UPDATE waits for it and returns the row as
+ * it committed; the UPDATE then writes that row.
  */
 async function advancePostgres(trx: Db, accountId: string, from: ChainHead, to: ChainHead, events: EventsTable[]): Promise<boolean> {
   const rows = events.map((event) => sql`(${sql.join(EVENT_ROW_COLUMNS.map((c, i) => sql`${event[c]}${CASTS[i]}`))})`);
   const result = await sql`
-    WITH advanced AS (
+    WITH head AS (
+      SELECT size, head_hash, checkpoint_size FROM chains WHERE account_id = ${accountId} FOR UPDATE
+    ), advanced AS (
       UPDATE chains SET size = ${to.size}, head_hash = ${to.head_hash}, frontier = ${to.frontier}, checkpoint_size = ${to.checkpoint_size}
-      WHERE account_id = ${accountId} AND size = ${from.size} AND head_hash = ${from.head_hash} AND checkpoint_size = ${from.checkpoint_size}
+      FROM head
+      WHERE chains.account_id = ${accountId} AND head.size = ${from.size} AND head.head_hash = ${from.head_hash} AND head.checkpoint_size = ${from.checkpoint_size}
       RETURNING 1
     )
     INSERT INTO events (${INSERT_COLUMNS})

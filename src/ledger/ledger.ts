@@ -16,6 +16,7 @@ import type { DataKeys } from './data-keys.js';
 import type { AppendedEvent, EventInput } from './event-input.js';
 import { signCheckpoint, type Checkpoint } from './checkpoints.js';
 import { advanceChain, type ChainHead } from './chain-write.js';
+import { ChainTurns } from './chain-turns.js';
 import { STORED_LEVEL, storeSubtrees } from './merkle-nodes.js';
 
 /** A checkpoint is signed in the append that crosses this many events since the last one. */
@@ -36,6 +37,10 @@ export class Ledger {
   private readonly heads = new Map<string, ChainHead>();
   /** When a guess last missed, per account. */
   private readonly missedAt = new Map<string, number>();
+  /** PostgreSQL only: concurrent appends to one account write its head in turn (chain-turns.ts). */
+  private readonly turns: ChainTurns | null;
+  /** How each chain head write found the head it built on, for /metrics. */
+  readonly headWrites = { guessed: 0, guess_missed: 0, read: 0 };
 
   constructor(
     private readonly store: Store,
@@ -44,7 +49,9 @@ export class Ledger {
     private readonly signingKey: SigningKey,
     readonly ledgerId: string,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.turns = store.dialect === 'postgres' ? new ChainTurns() : null;
+  }
 
   async append(trx: Db, input: EventInput): Promise<AppendedEvent> {
     return (await this.appendAll(trx, [input]))[0]!;
@@ -70,6 +77,15 @@ export class Ledger {
   private async appendRun(trx: Db, inputs: readonly EventInput[]): Promise<AppendedEvent[]> {
     const accountId = inputs[0]!.account_id;
     const dataKey = await this.dataKeys.forAccount(trx, accountId);
+    const turn = await this.turns?.take(trx, accountId);
+    try {
+      return await this.appendChunks(trx, accountId, inputs, dataKey);
+    } finally {
+      turn?.end();
+    }
+  }
+
+  private async appendChunks(trx: Db, accountId: string, inputs: readonly EventInput[], dataKey: Uint8Array | null): Promise<AppendedEvent[]> {
     const appended: AppendedEvent[] = [];
     while (appended.length < inputs.length) {
       const rest = inputs.slice(appended.length, appended.length + MAX_EVENTS_PER_WRITE);
@@ -79,8 +95,10 @@ export class Ledger {
       const guess = this.guessHead(accountId);
       let written = guess ? await this.writeNext(trx, guess, rest, dataKey) : null;
       if (guess && !written) this.missedAt.set(accountId, this.clock.now());
+      this.headWrites[!guess ? 'read' : written ? 'guessed' : 'guess_missed']++;
       written ??= await this.writeNext(trx, await this.lockChainHead(trx, accountId), rest, dataKey);
       if (!written) throw new InvariantError(`chain head of ${accountId} moved while locked`);
+      this.turns?.wrote(trx, accountId);
       appended.push(...written);
     }
     return appended;

@@ -8,6 +8,8 @@ export interface MetricSources {
   webhookBacklog?: () => number | Promise<number>;
   /** Per witness, seconds since the newest checkpoint it has not cosigned was signed (0 when caught up). */
   witnessLag?: () => Promise<Array<{ witness: string; seconds: number }>>;
+  /** This instance's chain head writes so far, by how each found the head it built on (Ledger.headWrites). */
+  chainHeadWrites?: () => Readonly<Record<string, number>>;
 }
 
 /**
@@ -66,6 +68,15 @@ export class Metrics {
       name: 'gatehouse_webhook_backlog', help: 'Approval webhook deliveries not yet delivered', registers: [this.registry],
       async collect() {
         this.set(sources.webhookBacklog ? await sources.webhookBacklog() : 0);
+      },
+    });
+    new Counter({
+      name: 'gatehouse_chain_head_writes_total',
+      help: 'Chain head writes by this instance, by how each found the head: guessed (no read), guess_missed (then read), read',
+      labelNames: ['head'] as const, registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [head, count] of Object.entries(sources.chainHeadWrites?.() ?? {})) this.inc({ head }, count);
       },
     });
     new Gauge({
