@@ -5,6 +5,7 @@ import * as dropCommandSeq from './0003-drop-command-seq.js';
 import * as webhookOutbox from './0004-webhook-outbox.js';
 import * as proofsAndWitnesses from './0005-proofs-and-witnesses.js';
 import * as reviewIndexes from './0006-review-indexes.js';
+import * as leaseDueIndex from './0007-lease-due-index.js';
 
 /** A static index: migrations are bundled with the code, never discovered on disk at run time. */
 const migrations: Record<string, Migration> = {
@@ -14,6 +15,7 @@ const migrations: Record<string, Migration> = {
   '0004-webhook-outbox': webhookOutbox,
   '0005-proofs-and-witnesses': proofsAndWitnesses,
   '0006-review-indexes': reviewIndexes,
+  '0007-lease-due-index': leaseDueIndex,
 };
 
 export const migrationProvider: MigrationProvider = {

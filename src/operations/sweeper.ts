@@ -1,5 +1,5 @@
 import type { Db } from '../store/store.js';
-import { expireDueLeases, TRANSITIONS } from './transitions.js';
+import { dueLeases, expireDueLeases } from './transitions.js';
 import type { OperationDeps } from './claim-types.js';
 
 /**
@@ -41,10 +41,7 @@ function sweepBatch(deps: OperationDeps, nowMs: number, accountId: string | unde
 }
 
 async function anyDue(deps: OperationDeps, nowMs: number, accountId: string | undefined): Promise<boolean> {
-  let query = deps.store.db.selectFrom('operations').select('id')
-    .where('state', 'in', TRANSITIONS.lease_expired.from).where('lease_expires_at', '<=', nowMs);
-  if (accountId !== undefined) query = query.where('account_id', '=', accountId);
-  return (await query.limit(1).executeTakeFirst()) !== undefined;
+  return (await dueLeases(deps.store.db, nowMs, accountId, 1).executeTakeFirst()) !== undefined;
 }
 
 export interface Sweeper {

@@ -150,6 +150,18 @@ export async function expireIfDue(trx: Db, ledger: Ledger, row: OperationRow, no
 }
 
 /**
+ * Operations still leased whose lease ran out by `nowMs`, oldest first (an account's, or all).
+ * On the index led by the state (migration 0007): finished operations keep their lease's expiry,
+ * and must not be read to find the few still leased.
+ */
+export function dueLeases(db: Db, nowMs: number, accountId: string | undefined, limit: number) {
+  let due = db.selectFrom('operations').select('id')
+    .where('state', 'in', TRANSITIONS.lease_expired.from).where('lease_expires_at', '<=', nowMs);
+  if (accountId !== undefined) due = due.where('account_id', '=', accountId);
+  return due.orderBy('lease_expires_at').limit(limit);
+}
+
+/**
  * The `lease_expired` transition for a batch (the sweeper's): one conditional UPDATE of up to
  * `limit` operations whose lease ran out by `nowMs` (oldest first; on PostgreSQL rows another
  * transaction holds are skipped with `skipLocked`, else waited for), then their events, one
@@ -163,10 +175,7 @@ export async function expireDueLeases(
 ): Promise<OperationRow[]> {
   const rule = TRANSITIONS.lease_expired;
   const { nowMs, accountId, limit, skipLocked } = options;
-  let due = trx.selectFrom('operations').select('id')
-    .where('state', 'in', rule.from).where('lease_expires_at', '<=', nowMs);
-  if (accountId !== undefined) due = due.where('account_id', '=', accountId);
-  due = due.orderBy('lease_expires_at').limit(limit);
+  let due = dueLeases(trx, nowMs, accountId, limit);
   if (dialect === 'postgres') due = skipLocked ? due.forUpdate().skipLocked() : due.forUpdate();
   const expired: OperationRow[] = await trx.updateTable('operations')
     .set({ state: rule.to[0], updated_at: rfc3339(nowMs), version: sql`version + 1` })
