@@ -4,21 +4,27 @@
 // against an older tree, checked out beside this one (git worktree add ../old <commit>, with its
 // own node_modules and, for trees that ship JavaScript, `npm run build`).
 //
-//   node --import=tsx bench/ab.ts --a ../old/bin/gatehouse.js [--b bin/gatehouse.js] [--rounds 4] [--seconds 8]
+//   node --import=tsx bench/ab.ts --a ../old/bin/gatehouse.js [--b bin/gatehouse.js] [--rounds 4] [--seconds 8] [--postgres]
+//
+// --postgres runs both on PostgreSQL instead (each on a fresh database of the bench server).
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { gatewayKeys, newKeyLoad, withGatehouse, type Rate } from './http-claims.js';
+import { defaultPostgresAdminUrl, gatewayKeys, newKeyLoad, withGatehouse, type Rate } from './http-claims.js';
 
 const { values } = parseArgs({
-  options: { a: { type: 'string' }, b: { type: 'string', default: 'bin/gatehouse.js' }, rounds: { type: 'string', default: '4' }, seconds: { type: 'string', default: '8' } },
+  options: {
+    a: { type: 'string' }, b: { type: 'string', default: 'bin/gatehouse.js' }, rounds: { type: 'string', default: '4' }, seconds: { type: 'string', default: '8' },
+    postgres: { type: 'boolean', default: false },
+  },
 });
 if (!values.a) throw new Error('--a PATH/bin/gatehouse.js: the tree to compare with');
 const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 const bins = { A: path.resolve(values.a), B: path.resolve(values.b) };
 
-const result = await withGatehouse({ kind: 'sqlite', bin: bins.A }, 1, false, [], ([a]) =>
-  withGatehouse({ kind: 'sqlite', bin: bins.B }, 1, false, [], async ([b]) => {
+const store = values.postgres ? { kind: 'postgres' as const, adminUrl: defaultPostgresAdminUrl() } : { kind: 'sqlite' as const };
+const result = await withGatehouse({ ...store, bin: bins.A }, 1, false, [], ([a]) =>
+  withGatehouse({ ...store, bin: bins.B }, 1, false, [], async ([b]) => {
     const servers = { A: a!, B: b! };
     const keys = { A: await gatewayKeys(a!), B: await gatewayKeys(b!) };
     for (const side of ['A', 'B'] as const) await newKeyLoad([servers[side]], keys[side], 50, 2);
