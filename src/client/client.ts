@@ -2,7 +2,10 @@
 // GatehouseErrors; outcome bodies (in_progress, unknown, denied, replayed, ...) are values.
 import type { JsonObject, JsonValue } from '../core/json.js';
 import type { CreatePrincipalBody, DecideApprovalBody, FingerprintBody } from '../core/request-bodies.js';
-import { GatehouseError, GatehouseTransportError } from './errors.js';
+import { GatehouseError } from './errors.js';
+import { FetchTransport } from './fetch-transport.js';
+import { NodeTransport } from './node-transport.js';
+import type { Transport } from './transport.js';
 import type {
   Approval,
   AuditPage,
@@ -31,7 +34,10 @@ export interface GatehouseClientOptions {
   publicUrl?: string;
   /** Per-request timeout in milliseconds (default 10 000). */
   timeoutMs?: number;
-  /** Replaceable for tests; defaults to the global fetch of Node 20. */
+  /**
+   * Sends every request through this function instead of the built-in node:http transport (a
+   * keep-alive pool): a seam for tests, or for a runtime with its own fetch.
+   */
   fetch?: typeof fetch;
 }
 
@@ -50,6 +56,12 @@ export interface RequestOptions {
   timeoutMs?: number;
   /** Send without Authorization (GET /v1/keys, /v1/healthz). */
   anonymous?: boolean;
+  /**
+   * Sending the request twice does what sending it once does (a claim under its key, an identical
+   * report): it may then be sent again when a kept-alive connection turns out closed under it.
+   * GET and HEAD are always taken as such.
+   */
+  repeatable?: boolean;
 }
 
 export class GatehouseClient {
@@ -57,14 +69,23 @@ export class GatehouseClient {
   readonly publicUrl: string;
   readonly timeoutMs: number;
   readonly #apiKey: string | undefined;
-  readonly #fetch: typeof fetch;
+  readonly #transport: Transport;
 
   constructor(options: GatehouseClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.publicUrl = (options.publicUrl ?? options.baseUrl).replace(/\/+$/, '');
     this.#apiKey = options.apiKey;
     this.timeoutMs = options.timeoutMs ?? 10_000;
-    this.#fetch = options.fetch ?? globalThis.fetch;
+    this.#transport = options.fetch ? new FetchTransport(this.baseUrl, options.fetch) : new NodeTransport(this.baseUrl);
+  }
+
+  /**
+   * Closes the idle kept-alive connections to Gatehouse. Not needed for a process to exit (idle
+   * connections never hold it open); for a short-lived tool that wants its sockets gone at once.
+   * Requests after it open new connections.
+   */
+  close(): void {
+    this.#transport.close();
   }
 
   /** The approver page of an approval, for a person to open. */
@@ -74,14 +95,14 @@ export class GatehouseClient {
 
   /** Low-level request: never throws on an HTTP status, only on transport failure. */
   async request(method: string, path: string, options: RequestOptions = {}): Promise<RawResponse> {
-    let url = this.baseUrl + path;
+    let target = path;
     if (options.query) {
       const params = new URLSearchParams();
       for (const [name, value] of Object.entries(options.query)) {
         if (value !== undefined && value !== null) params.set(name, String(value));
       }
       const qs = params.toString();
-      if (qs) url += `?${qs}`;
+      if (qs) target += `?${qs}`;
     }
     const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
     if (!options.anonymous && this.#apiKey) headers.authorization = `Bearer ${this.#apiKey}`;
@@ -90,19 +111,16 @@ export class GatehouseClient {
       payload = JSON.stringify(options.body);
       headers['content-type'] = 'application/json';
     }
-    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
-    const signal = AbortSignal.timeout(timeoutMs);
-    let res: Response;
-    let text: string;
-    try {
-      res = await this.#fetch(url, { method, headers, body: payload, signal });
-      // The body is part of the answer: a connection cut while it streams is a transport failure.
-      text = await res.text();
-    } catch (err) {
-      throw toTransportError(err, method, path, timeoutMs);
-    }
+    const res = await this.#transport.send({
+      method, target, headers, body: payload,
+      timeoutMs: options.timeoutMs ?? this.timeoutMs,
+      repeatable: options.repeatable ?? (method === 'GET' || method === 'HEAD'),
+      label: `${method} ${path}`,
+    });
+    const text = res.text;
     let body: JsonValue | undefined;
-    if (text.length > 0 && (res.headers.get('content-type') ?? '').includes('json') && !isNdjson(res)) {
+    const contentType = res.headers.get('content-type') ?? '';
+    if (text.length > 0 && contentType.includes('json') && !contentType.includes('ndjson')) {
       try {
         body = JSON.parse(text) as JsonValue;
       } catch {
@@ -131,6 +149,8 @@ export class GatehouseClient {
       body,
       headers: { 'idempotency-key': idempotencyKey },
       timeoutMs: options.timeoutMs,
+      // The same key twice is one claim: the second answers with the operation the first made.
+      repeatable: true,
     });
     const outcomeBody = asOutcomeBody(res);
     if (!outcomeBody) throw errorFrom(res);
@@ -142,7 +162,8 @@ export class GatehouseClient {
 
   /** `POST /v1/operations/{id}/events` (the lease holder). */
   async reportEvent(operationId: string, event: OperationEvent, options: { timeoutMs?: number } = {}): Promise<{ operation: Operation } & JsonObject> {
-    return this.#json('POST', `/v1/operations/${enc(operationId)}/events`, { body: event, timeoutMs: options.timeoutMs });
+    // An identical report answers as the first one did and records nothing (docs/http-api.md, reports).
+    return this.#json('POST', `/v1/operations/${enc(operationId)}/events`, { body: event, timeoutMs: options.timeoutMs, repeatable: true });
   }
 
   heartbeat(operationId: string, leaseToken: string) {
@@ -261,10 +282,6 @@ function enc(segment: string): string {
   return encodeURIComponent(segment);
 }
 
-function isNdjson(res: Response): boolean {
-  return (res.headers.get('content-type') ?? '').includes('ndjson');
-}
-
 function asOutcomeBody(res: RawResponse): (JsonObject & { outcome: string }) | undefined {
   const body = res.body;
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
@@ -285,14 +302,4 @@ export function errorFrom(res: RawResponse): GatehouseError {
   }
   const snippet = res.text.slice(0, 200);
   return new GatehouseError('unexpected_response', `HTTP ${res.status}: ${snippet}`, res.status, {});
-}
-
-function toTransportError(err: unknown, method: string, path: string, timeoutMs: number): GatehouseTransportError {
-  const name = err instanceof Error ? err.name : '';
-  if (name === 'TimeoutError' || name === 'AbortError') {
-    return new GatehouseTransportError('timeout', `${method} ${path}: no answer within ${timeoutMs} ms`, { cause: err });
-  }
-  const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : '';
-  const message = err instanceof Error ? err.message : String(err);
-  return new GatehouseTransportError('network', `${method} ${path}: ${message}${cause}`, { cause: err });
 }

@@ -66,6 +66,7 @@ export async function startProxy(options: ProxyOptions, listen: { host: string; 
       server.close(() => resolve());
       server.closeIdleConnections();
       upstream.close();
+      client.close();
     }),
   };
 }
