@@ -5,7 +5,7 @@ import type { CreatePrincipalBody, DecideApprovalBody, FingerprintBody } from '.
 import { GatehouseError } from './errors.js';
 import { FetchTransport } from './fetch-transport.js';
 import { NodeTransport } from './node-transport.js';
-import type { Transport } from './transport.js';
+import type { Transport, TransportResponse } from './transport.js';
 import type {
   Approval,
   AuditPage,
@@ -95,6 +95,10 @@ export class GatehouseClient {
 
   /** Low-level request: never throws on an HTTP status, only on transport failure. */
   async request(method: string, path: string, options: RequestOptions = {}): Promise<RawResponse> {
+    return rawResponse(await this.#send(method, path, options));
+  }
+
+  #send(method: string, path: string, options: RequestOptions): Promise<TransportResponse> {
     let target = path;
     if (options.query) {
       const params = new URLSearchParams();
@@ -111,23 +115,12 @@ export class GatehouseClient {
       payload = JSON.stringify(options.body);
       headers['content-type'] = 'application/json';
     }
-    const res = await this.#transport.send({
+    return this.#transport.send({
       method, target, headers, body: payload,
       timeoutMs: options.timeoutMs ?? this.timeoutMs,
       repeatable: options.repeatable ?? (method === 'GET' || method === 'HEAD'),
       label: `${method} ${path}`,
     });
-    const text = res.text;
-    let body: JsonValue | undefined;
-    const contentType = res.headers.get('content-type') ?? '';
-    if (text.length > 0 && contentType.includes('json') && !contentType.includes('ndjson')) {
-      try {
-        body = JSON.parse(text) as JsonValue;
-      } catch {
-        body = undefined;
-      }
-    }
-    return { status: res.status, headers: res.headers, body, text };
   }
 
   /** Request that expects a 2xx JSON answer; anything else becomes a GatehouseError. */
@@ -145,16 +138,17 @@ export class GatehouseClient {
    * (`fingerprint_mismatch`, `scope_busy`, 400s, ...) throw a GatehouseError.
    */
   async claim(idempotencyKey: string, body: ClaimRequest, options: { timeoutMs?: number } = {}): Promise<ClaimResponse> {
-    const res = await this.request('POST', '/v1/operations', {
+    const answer = await this.#send('POST', '/v1/operations', {
       body,
       headers: { 'idempotency-key': idempotencyKey },
       timeoutMs: options.timeoutMs,
       // The same key twice is one claim: the second answers with the operation the first made.
       repeatable: true,
     });
+    const res = rawResponse(answer);
     const outcomeBody = asOutcomeBody(res);
     if (!outcomeBody) throw errorFrom(res);
-    const retryAfter = res.headers.get('retry-after');
+    const retryAfter = answer.header('retry-after');
     const result = { ...outcomeBody, status: res.status } as ClaimResponse;
     if (retryAfter !== null && /^\d+$/.test(retryAfter.trim())) result.retryAfterSeconds = Number(retryAfter.trim());
     return result;
@@ -276,6 +270,22 @@ export class GatehouseClient {
   async createPrincipal(body: CreatePrincipalBody): Promise<{ principal: Principal; key: string }> {
     return this.#json('POST', '/v1/principals', { body });
   }
+}
+
+/** The answer with its JSON body parsed (undefined for NDJSON and for a body that is not JSON). */
+function rawResponse(res: TransportResponse): RawResponse {
+  const text = res.text;
+  let body: JsonValue | undefined;
+  const contentType = res.header('content-type') ?? '';
+  if (text.length > 0 && contentType.includes('json') && !contentType.includes('ndjson')) {
+    try {
+      body = JSON.parse(text) as JsonValue;
+    } catch {
+      body = undefined;
+    }
+  }
+  // An own, enumerable accessor: read or spread, `headers` is the answer's Headers, built only then.
+  return { status: res.status, get headers() { return res.headers; }, body, text };
 }
 
 function enc(segment: string): string {

@@ -19,7 +19,7 @@ export class FetchTransport implements Transport {
       const res = await this.#fetch(this.#baseUrl + request.target, { method: request.method, headers: request.headers, body: request.body, signal });
       // The body is part of the answer: a connection cut while it streams is a transport failure.
       const text = await res.text();
-      return { status: res.status, headers: res.headers, text };
+      return { status: res.status, text, header: (name) => res.headers.get(name), headers: res.headers };
     } catch (err) {
       throw toTransportError(err, request);
     }

@@ -24,6 +24,8 @@ export class NodeTransport implements Transport {
   readonly #request: typeof http.request;
   readonly #hostname: string;
   readonly #port: string;
+  /** The Host header: host and port as the base URL has them. */
+  readonly #host: string;
   readonly #prefix: string;
   /** A base URL that cannot be used fails each request, as fetch did, not the constructor. */
   readonly #invalid: string | undefined;
@@ -42,13 +44,13 @@ export class NodeTransport implements Transport {
     this.#request = secure ? https.request : http.request;
     this.#hostname = url ? url.hostname.replace(/^\[(.*)\]$/, '$1') : '';
     this.#port = url?.port ?? '';
+    this.#host = url?.host ?? '';
     this.#prefix = url ? url.pathname.replace(/\/+$/, '') : '';
   }
 
   send(request: TransportRequest): Promise<TransportResponse> {
     if (this.#invalid) return Promise.reject(new GatehouseTransportError('network', `${request.label}: ${this.#invalid}`));
-    const headers: Record<string, string | number> = { ...request.headers };
-    if (request.body !== undefined) headers['content-length'] = Buffer.byteLength(request.body);
+    const headers = headerList(request, this.#host);
     const options: http.RequestOptions = {
       agent: this.#agent, hostname: this.#hostname, port: this.#port || undefined,
       method: request.method, path: this.#prefix + request.target, headers,
@@ -98,7 +100,7 @@ export class NodeTransport implements Transport {
           answered = true;
           readAnswer(res, (err, text) => {
             if (err) return fail(err);
-            settle(undefined, { status: res.statusCode ?? 0, headers: headersOf(res.rawHeaders), text: text! });
+            settle(undefined, answerOf(res, text!));
           });
         });
         req.end(request.body);
@@ -135,6 +137,50 @@ function readAnswer(res: IncomingMessage, done: (err: Error | undefined, text?: 
 function utf8(bytes: Buffer): string {
   const text = bytes.toString('utf8');
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/**
+ * The request's headers as a flat [name, value, …] list, which node writes as it is, without the
+ * bookkeeping it keeps per header for a headers object (the names here are the client's own).
+ * Host comes from the base URL unless the caller set one; Content-Length is always the body's.
+ */
+function headerList(request: TransportRequest, host: string): string[] {
+  const list: string[] = [];
+  let hostGiven = false;
+  for (const name in request.headers) {
+    const lower = name.toLowerCase();
+    if (lower === 'content-length') continue;
+    if (lower === 'host') hostGiven = true;
+    list.push(name, request.headers[name]!);
+  }
+  if (!hostGiven) list.push('host', host);
+  if (request.body !== undefined) list.push('content-length', String(Buffer.byteLength(request.body)));
+  return list;
+}
+
+function answerOf(res: IncomingMessage, text: string): TransportResponse {
+  const raw = res.rawHeaders;
+  let headers: Headers | undefined;
+  return {
+    status: res.statusCode ?? 0,
+    text,
+    header: (name) => headerIn(raw, name),
+    get headers() {
+      return (headers ??= headersOf(raw));
+    },
+  };
+}
+
+/** One header from the raw list as `Headers.get` reads it: any case, repeats joined with ", ". */
+function headerIn(raw: string[], name: string): string | null {
+  const wanted = name.toLowerCase();
+  let value: string | null = null;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.length === wanted.length && raw[i]!.toLowerCase() === wanted) {
+      value = value === null ? raw[i + 1]! : `${value}, ${raw[i + 1]!}`;
+    }
+  }
+  return value;
 }
 
 /** Every header as received, repeats kept, so `get` joins them as fetch's Headers does. */

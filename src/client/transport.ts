@@ -22,9 +22,12 @@ export interface TransportRequest {
 
 export interface TransportResponse {
   status: number;
-  headers: Headers;
   /** The body decoded as UTF-8. */
   text: string;
+  /** One header as `Headers.get` reads it: any case, repeats joined with ", ", null when absent. */
+  header(name: string): string | null;
+  /** Every header, built on first use: most answers are read for two headers at most. */
+  readonly headers: Headers;
 }
 
 export interface Transport {

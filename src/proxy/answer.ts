@@ -34,9 +34,11 @@ export function mapResult(client: GatehouseClient, res: ServerResponse, result: 
           ...h, ...(finished ? { 'idempotent-replayed': 'true' } : { 'retry-after': '1' }),
         });
       }
-      const stored = fromStored(result.response);
       if (res.headersSent || res.destroyed) return;
-      res.writeHead(stored.status, { ...stored.headers, ...h, 'idempotent-replayed': 'true' });
+      const stored = fromStored(result.response);
+      const headers = Object.assign(stored.headers, h);
+      headers['idempotent-replayed'] = 'true';
+      res.writeHead(stored.status, headers);
       return void res.end(stored.body);
     }
     case 'in_progress':

@@ -70,6 +70,7 @@ function bodyCommand(body: Buffer, contentType: string | undefined): JsonValue {
 
 /** The query as {name: [values in order]}, or null when there is none. */
 export function queryObject(rawQuery: string): JsonObject | null {
+  if (rawQuery === '') return null;
   const params = new URLSearchParams(rawQuery);
   // No prototype: a parameter named __proto__ is a name like any other.
   const query = Object.create(null) as Record<string, string[]>;

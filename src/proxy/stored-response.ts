@@ -5,7 +5,6 @@
 // header that replays drop: `gatehouse-body-encoding: text` (UTF-8) or `base64`.
 // Only headers that describe the answer itself are stored: hop-by-hop and per-connection ones
 // would be wrong on a replay, and Set-Cookie must never be handed to another caller.
-import type { OutgoingHttpHeaders } from 'node:http';
 import { parseStrictJson } from '../core/strict-json.js';
 import type { JsonValue } from '../core/json.js';
 import type { StoredResponse } from '../client/index.js';
@@ -36,19 +35,24 @@ export function toStored(res: UpstreamResponse): StoredResponse {
   return { status: res.status, headers: { ...headers, [ENCODING]: 'base64' }, body: res.body.toString('base64') };
 }
 
-/** The bytes and headers of a stored answer, as a replay sends them. */
-export function fromStored(stored: StoredResponse): { status: number; headers: OutgoingHttpHeaders; body: Buffer } {
+/**
+ * The headers and body of a stored answer, as a replay sends them. The headers object is the
+ * caller's to add to; a JSON or text body stays a string, which node writes with the headers in
+ * one piece.
+ */
+export function fromStored(stored: StoredResponse): { status: number; headers: Record<string, string>; body: string | Buffer } {
   const headers: Record<string, string> = { ...(stored.headers as Record<string, string> | undefined) };
   const encoding = headers[ENCODING];
-  delete headers[ENCODING];
+  if (encoding !== undefined) delete headers[ENCODING];
   const value: JsonValue | undefined = stored.body;
-  let body: Buffer;
-  if (value === undefined || (value === null && encoding === undefined && !headers['content-type'])) body = Buffer.alloc(0);
+  let body: string | Buffer;
+  if (value === undefined || (value === null && encoding === undefined && !headers['content-type'])) body = '';
   else if (encoding === 'base64' && typeof value === 'string') body = Buffer.from(value, 'base64');
-  else if (encoding === 'text' && typeof value === 'string') body = Buffer.from(value, 'utf8');
+  else if (encoding === 'text' && typeof value === 'string') body = value;
   else {
-    body = Buffer.from(JSON.stringify(value), 'utf8');
+    body = JSON.stringify(value);
     headers['content-type'] ??= 'application/json';
   }
-  return { status: stored.status, headers: { ...headers, 'content-length': String(body.length) }, body };
+  headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.length);
+  return { status: stored.status, headers, body };
 }

@@ -212,6 +212,9 @@ test('the body is decoded as UTF-8 across chunk boundaries; headers read as fetc
   t.is(res.headers.get('CONTENT-TYPE'), 'application/json; charset=utf-8');
   t.is(res.headers.get('x-many'), 'a, b');
   t.is(res.headers.get('retry-after'), null);
+  t.true(res.headers instanceof Headers);
+  t.deepEqual([...res.headers.keys()].filter((name) => name.startsWith('content-') || name.startsWith('x-')), ['content-length', 'content-type', 'x-many']);
+  t.is({ ...res }.headers.get('x-many'), 'a, b', 'a copy of the answer keeps its headers');
 });
 
 test('a base URL with a path prefix keeps it; query parameters are sent', async (t) => {
