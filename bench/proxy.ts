@@ -7,7 +7,10 @@
 // The measurements run in interleaved rounds (the order turned each round) so machine noise hits
 // all alike. Target: replays through the proxy ≥ 80 % of Gatehouse's own replay rate.
 //
-//   node --import=tsx bench/proxy.ts [--seconds 10]
+// With --profile the proxy runs under `node --cpu-prof` (slower: the rates are then not the run of
+// record); its profile lands in bench/results/profiles.
+//
+//   node --import=tsx bench/proxy.ts [--seconds 10] [--profile]
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -18,6 +21,7 @@ import { fullCycle, gatewayKeys, load, startChild, withGatehouse, type Rate } fr
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = path.join(ROOT, 'bin/gatehouse.js');
 const ROUNDS = 3;
+const PROFILES = path.join(ROOT, 'bench/results/profiles');
 
 export interface ProxyBenchResult {
   connections: number;
@@ -30,11 +34,13 @@ export interface ProxyBenchResult {
   /** Latency the proxy adds, in ms: its answer against the upstream's own. */
   added_ms: { first_write_p50: number; first_write_p99: number; replay_p50: number; replay_p99: number };
   ratios: { proxy_replays_of_gatehouse_replays: number; proxy_first_writes_of_upstream: number; target_replays_met: boolean };
+  /** The proxy's CPU profile, with --profile. */
+  profile: string | null;
 }
 
 const TICKET = JSON.stringify({ title: 'bench ticket', amount_minor: 1000, currency: 'EUR' });
 
-export async function benchProxy(options: { seconds: number; connections?: number; log?: (line: string) => void }): Promise<ProxyBenchResult> {
+export async function benchProxy(options: { seconds: number; connections?: number; profile?: boolean; log?: (line: string) => void }): Promise<ProxyBenchResult> {
   const connections = options.connections ?? 50;
   const seconds = options.seconds;
   const log = options.log ?? ((line: string) => process.stderr.write(line + '\n'));
@@ -42,7 +48,9 @@ export async function benchProxy(options: { seconds: number; connections?: numbe
     const [gatewayKey] = await gatewayKeys(server!, 1);
     log('proxy: starting the upstream (examples/ticket-api.ts) and gatehouse proxy');
     const upstream = await startChild('upstream', ['--import=tsx', path.join(ROOT, 'examples/ticket-api.ts'), '--port', '0'], /listening on (http:\/\/\S+)/);
-    const proxy = await startChild('gatehouse proxy', [BIN, 'proxy', '--upstream', upstream.url, '--gatehouse', server!.url, '--port', '0'],
+    const profile = options.profile ? path.join(PROFILES, `proxy-${Date.now()}.cpuprofile`) : null;
+    const nodeArgs = profile ? ['--cpu-prof', `--cpu-prof-dir=${path.dirname(profile)}`, `--cpu-prof-name=${path.basename(profile)}`] : [];
+    const proxy = await startChild('gatehouse proxy', [...nodeArgs, BIN, 'proxy', '--upstream', upstream.url, '--gatehouse', server!.url, '--port', '0'],
       /gatehouse proxy listening on (http:\/\/\S+)/, { GATEHOUSE_API_KEY: gatewayKey!, GATEHOUSE_LOG_LEVEL: 'silent' });
     try {
       const run = crypto.randomBytes(4).toString('hex');
@@ -101,6 +109,7 @@ export async function benchProxy(options: { seconds: number; connections?: numbe
           proxy_first_writes_of_upstream: ratio(r.proxy_first_writes!.rps, up.rps),
           target_replays_met: r.proxy_replays!.rps >= 0.8 * r.gatehouse_replays!.rps,
         },
+        profile,
       };
     } finally {
       await Promise.all([proxy.stop(), upstream.stop()]);
@@ -128,11 +137,12 @@ export function proxyMarkdown(p: ProxyBenchResult): string[] {
     '',
     `Added by the proxy against the upstream alone: first write p50 +${p.added_ms.first_write_p50} ms, p99 +${p.added_ms.first_write_p99} ms; replay p50 +${p.added_ms.replay_p50} ms, p99 +${p.added_ms.replay_p99} ms.`,
     `Replays through the proxy are ${Math.round(p.ratios.proxy_replays_of_gatehouse_replays * 100)} % of Gatehouse's own replay rate (target ≥ 80 %: ${p.ratios.target_replays_met ? 'met' : 'NOT met'}); first writes through the proxy are ${Math.round(p.ratios.proxy_first_writes_of_upstream * 100)} % of the upstream's own rate.`,
+    ...(p.profile ? ['', `CPU profile of the proxy (run under --cpu-prof, so the rates above are not comparable): ${path.relative(process.cwd(), p.profile)}`] : []),
   ];
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '50' } } });
-  const result = await benchProxy({ seconds: Number(values.seconds), connections: Number(values.connections) });
+  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '50' }, profile: { type: 'boolean', default: false } } });
+  const result = await benchProxy({ seconds: Number(values.seconds), connections: Number(values.connections), profile: values.profile });
   process.stdout.write(proxyMarkdown(result).join('\n') + '\n' + JSON.stringify(result, null, 2) + '\n');
 }

@@ -3,7 +3,7 @@
 //
 //   npm run bench               the full run (about 5 minutes on 2 cores; under 10)
 //   npm run bench -- --quick    a smoke run of about a minute
-//   npm run bench -- --only http-claims --profile
+//   npm run bench -- --only http-claims --profile     (also --only proxy: the proxy's profile)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,7 +33,7 @@ const MODULES: Array<{ name: string; run?: Runner }> = [
   },
   {
     name: 'proxy',
-    run: async (mod) => (mod.benchProxy as (o: { seconds: number; log: typeof log }) => Promise<unknown>)({ seconds, log }),
+    run: async (mod) => (mod.benchProxy as (o: { seconds: number; profile?: boolean; log: typeof log }) => Promise<unknown>)({ seconds, profile: values.profile, log }),
   },
   { name: 'append' },
   // Inclusion and consistency proofs on a 1,000,000-event account (100,000 in the smoke run), and claims with a dead witness.
