@@ -16,6 +16,8 @@ const MAX_SOCKETS = 256;
  */
 const MAX_STALE_CONNECTION_RETRIES = 3;
 
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** How a write to, or read from, a connection the server already closed fails. */
 const CLOSED_CONNECTION_CODES = new Set(['ECONNRESET', 'EPIPE']);
 
@@ -66,11 +68,12 @@ export class NodeTransport implements Transport {
         else resolve(response!);
       };
       const fail = (err: Error) => settle(new GatehouseTransportError('network', `${request.label}: ${err.message}`, { cause: err }));
-      // One clock for the whole exchange, retries included: the caller's timeout is what it waits at most.
-      const timer = setTimeout(() => {
+      // One clock for the whole exchange, retries included: the caller's timeout is what it waits at
+      // most. Past what a timer can hold (about 24.8 days) setTimeout would fire at once: no clock.
+      const timer = request.timeoutMs <= MAX_TIMER_MS ? setTimeout(() => {
         settle(new GatehouseTransportError('timeout', `${request.label}: no answer within ${request.timeoutMs} ms`));
         current?.destroy();
-      }, request.timeoutMs);
+      }, request.timeoutMs) : undefined;
 
       let retries = 0;
       const attempt = () => {

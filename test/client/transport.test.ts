@@ -70,6 +70,14 @@ test('no answer within the timeout is a transport error of kind timeout', async 
   t.true(performance.now() - started < 2_000);
 });
 
+test('a timeout longer than a timer can hold is no timeout, not one that runs out at once', async (t) => {
+  const server = await serve((req, res, seen) => setTimeout(() => ok(req, res, seen), 50));
+  t.teardown(() => server.close());
+  const client = new GatehouseClient({ baseUrl: server.url, timeoutMs: 2 ** 31 });
+  t.teardown(() => client.close());
+  t.is((await client.request('GET', '/v1/healthz')).status, 200);
+});
+
 test('a body that stops coming within the timeout is a timeout too', async (t) => {
   const server = await serve((_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': 100 });
