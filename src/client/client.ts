@@ -145,11 +145,12 @@ export class GatehouseClient {
       // The same key twice is one claim: the second answers with the operation the first made.
       repeatable: true,
     });
-    const res = rawResponse(answer);
-    const outcomeBody = asOutcomeBody(res);
-    if (!outcomeBody) throw errorFrom(res);
+    const parsed = jsonBody(answer);
+    if (!isOutcomeBody(parsed)) throw errorFrom(rawResponse(answer, parsed));
+    // The parsed body is this call's own: it becomes the result, with the status and the hint added.
+    const result = parsed as unknown as ClaimResponse;
+    result.status = answer.status;
     const retryAfter = answer.header('retry-after');
-    const result = { ...outcomeBody, status: res.status } as ClaimResponse;
     if (retryAfter !== null && /^\d+$/.test(retryAfter.trim())) result.retryAfterSeconds = Number(retryAfter.trim());
     return result;
   }
@@ -272,32 +273,31 @@ export class GatehouseClient {
   }
 }
 
-/** The answer with its JSON body parsed (undefined for NDJSON and for a body that is not JSON). */
-function rawResponse(res: TransportResponse): RawResponse {
-  const text = res.text;
-  let body: JsonValue | undefined;
-  const contentType = res.header('content-type') ?? '';
-  if (text.length > 0 && contentType.includes('json') && !contentType.includes('ndjson')) {
-    try {
-      body = JSON.parse(text) as JsonValue;
-    } catch {
-      body = undefined;
-    }
-  }
+/** The answer, its JSON body parsed. */
+function rawResponse(res: TransportResponse, body = jsonBody(res)): RawResponse {
   // An own, enumerable accessor: read or spread, `headers` is the answer's Headers, built only then.
-  return { status: res.status, get headers() { return res.headers; }, body, text };
+  return { status: res.status, get headers() { return res.headers; }, body, text: res.text };
+}
+
+/** The body as JSON when the answer says it is JSON; undefined for NDJSON and for a body that does not parse. */
+function jsonBody(res: TransportResponse): JsonValue | undefined {
+  const text = res.text;
+  const contentType = res.header('content-type') ?? '';
+  if (text.length === 0 || !contentType.includes('json') || contentType.includes('ndjson')) return undefined;
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    return undefined;
+  }
 }
 
 function enc(segment: string): string {
   return encodeURIComponent(segment);
 }
 
-function asOutcomeBody(res: RawResponse): (JsonObject & { outcome: string }) | undefined {
-  const body = res.body;
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
-  if ('error' in body) return undefined;
-  if (typeof body.outcome !== 'string') return undefined;
-  return body as JsonObject & { outcome: string };
+function isOutcomeBody(body: JsonValue | undefined): body is JsonObject & { outcome: string } {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return false;
+  return !('error' in body) && typeof body.outcome === 'string';
 }
 
 /** Turns a non-success answer into a GatehouseError with the contract's code and extra fields. */

@@ -103,7 +103,7 @@ export class NodeTransport implements Transport {
           answered = true;
           readAnswer(res, (err, text) => {
             if (err) return fail(err);
-            settle(undefined, answerOf(res, text!));
+            settle(undefined, new NodeAnswer(res, text!));
           });
         });
         req.end(request.body);
@@ -161,17 +161,26 @@ function headerList(request: TransportRequest, host: string): string[] {
   return list;
 }
 
-function answerOf(res: IncomingMessage, text: string): TransportResponse {
-  const raw = res.rawHeaders;
-  let headers: Headers | undefined;
-  return {
-    status: res.statusCode ?? 0,
-    text,
-    header: (name) => headerIn(raw, name),
-    get headers() {
-      return (headers ??= headersOf(raw));
-    },
-  };
+/** The answer as received; its Headers object is made only if someone asks for all of them. */
+class NodeAnswer implements TransportResponse {
+  readonly status: number;
+  readonly text: string;
+  readonly #raw: string[];
+  #headers: Headers | undefined;
+
+  constructor(res: IncomingMessage, text: string) {
+    this.status = res.statusCode ?? 0;
+    this.text = text;
+    this.#raw = res.rawHeaders;
+  }
+
+  header(name: string): string | null {
+    return headerIn(this.#raw, name);
+  }
+
+  get headers(): Headers {
+    return (this.#headers ??= headersOf(this.#raw));
+  }
 }
 
 /** One header from the raw list as `Headers.get` reads it: any case, repeats joined with ", ". */

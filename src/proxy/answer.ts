@@ -8,8 +8,10 @@ import { fromStored } from './stored-response.js';
 import type { UpstreamResponse } from './upstream.js';
 
 function labels(result: ExecuteResult): Record<string, string> {
+  const headers: Record<string, string> = { 'gatehouse-outcome': result.kind };
   const operation = 'operation' in result ? result.operation : undefined;
-  return { 'gatehouse-outcome': result.kind, ...(operation ? { 'gatehouse-operation': operation.id } : {}) };
+  if (operation) headers['gatehouse-operation'] = operation.id;
+  return headers;
 }
 
 /** The upstream's own answer to the write this request made: status, end-to-end headers and body as they came. */
