@@ -215,13 +215,15 @@ export function defaultPostgresAdminUrl(): string {
   return process.env.GATEHOUSE_BENCH_DATABASE_URL ?? process.env.GATEHOUSE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 }
 
-export const CLAIM_BODY = (n: number) => JSON.stringify({ method: 'POST', route: '/v1/tickets', command: { title: 'bench ticket', amount_minor: 1000 + n, currency: 'EUR' } });
+const CLAIM_BODY = (n: number) => JSON.stringify({ method: 'POST', route: '/v1/tickets', command: { title: 'bench ticket', amount_minor: 1000 + n, currency: 'EUR' } });
 
 /** How requests meet instances: any account on any instance, or each account's on one instance. */
 type Routing = 'any' | 'by-account';
 
 /** New Idempotency-Key on every request, accounts in rotation; connections split evenly over the servers. */
-export async function newKeyLoad(servers: BenchServer[], keys: string[], connections: number, seconds: number, routing: Routing = 'any'): Promise<Rate> {
+export async function newKeyLoad(
+  servers: BenchServer[], keys: string[], connections: number, seconds: number, routing: Routing = 'any', onAnswer?: (ms: number) => void,
+): Promise<Rate> {
   const run = crypto.randomBytes(4).toString('hex');
   let n = 0;
   const per = splitConnections(connections, servers.length);
@@ -239,6 +241,7 @@ export async function newKeyLoad(servers: BenchServer[], keys: string[], connect
         req.body = CLAIM_BODY(i);
         return req;
       },
+      onAnswer,
     });
   }));
   return combine(results);
@@ -350,6 +353,8 @@ export interface LoadOptions {
   headers?: Record<string, string>;
   body?: string;
   setupRequest?: (req: autocannon.Request) => autocannon.Request;
+  /** Each answer's latency in ms, as it arrives. */
+  onAnswer?: (ms: number) => void;
 }
 
 export async function load(options: LoadOptions): Promise<Rate> {
@@ -359,6 +364,7 @@ export async function load(options: LoadOptions): Promise<Rate> {
   let maxSteady = 0;
   const result = await runAutocannon({ url: options.url, connections: options.connections, duration: options.seconds, requests: [request] }, (ms) => {
     if (ms > maxSteady && performance.now() - began >= 1000) maxSteady = ms;
+    options.onAnswer?.(ms);
   });
   const elapsed = (result.finish.getTime() - result.start.getTime()) / 1000;
   return {
@@ -368,7 +374,7 @@ export async function load(options: LoadOptions): Promise<Rate> {
 }
 
 /** autocannon, with each answer's latency (ms) handed to `onAnswer` as it arrives. */
-export function runAutocannon(options: autocannon.Options, onAnswer: (ms: number) => void): Promise<autocannon.Result> {
+function runAutocannon(options: autocannon.Options, onAnswer: (ms: number) => void): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     const instance = autocannon(options, (error, result) => (error ? reject(error) : resolve(result)));
     instance.on('response', (_client, _status, _bytes, ms) => onAnswer(ms));
@@ -520,7 +526,7 @@ async function reachable(url: string): Promise<boolean> {
   }
 }
 
-async function adminQuery(url: string, text: string): Promise<void> {
+export async function adminQuery(url: string, text: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

@@ -31,13 +31,14 @@ import { searchSelect } from '../src/operations/search.js';
 import { parseDuplicatesParams } from '../src/operations/duplicates-params.js';
 import { candidatesSelect } from '../src/operations/duplicates.js';
 import type { Store } from '../src/store/store.js';
+import { adminQuery, defaultPostgresAdminUrl } from './http-claims.js';
 
 const ACCOUNT = 'acme';
 const RESPONSES = 1000;
 const START = Date.parse('2025-01-01T00:00:00.000Z');
 const STEP_MS = 2600; // a million operations span 30 days
 const SYNC_EVERY = 33_230; // about once a day: one fingerprint repeated daily, far outside any window
-const PG_ADMIN = process.env.GATEHOUSE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const PG_ADMIN = defaultPostgresAdminUrl();
 
 export interface ReviewBenchResult {
   operations: number;
@@ -127,7 +128,7 @@ async function sqliteFixture(total: number): Promise<{ dir: string; file: string
 async function postgresFixture(total: number): Promise<{ dir: string; url: string; seconds: number; drop: () => Promise<void> }> {
   const { dir, masterKey } = dataDir(`review-pg-${total}`);
   const database = `gh_bench_review_${crypto.randomBytes(4).toString('hex')}`;
-  await adminQuery(`CREATE DATABASE ${database}`);
+  await adminQuery(PG_ADMIN, `CREATE DATABASE ${database}`);
   const url = new URL(PG_ADMIN);
   url.pathname = `/${database}`;
   const began = performance.now();
@@ -152,7 +153,7 @@ async function postgresFixture(total: number): Promise<{ dir: string; url: strin
   } finally {
     await client.end();
   }
-  return { dir, url: url.toString(), seconds: (performance.now() - began) / 1000, drop: () => adminQuery(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`) };
+  return { dir, url: url.toString(), seconds: (performance.now() - began) / 1000, drop: () => adminQuery(PG_ADMIN, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`) };
 }
 
 // operation(i) in SQL: sha256 over the same text, so fingerprints agree with the SQLite fixture.
@@ -168,16 +169,6 @@ SELECT 'op_' || $1 || '_' || lpad(i::text, 8, '0'), $1, 'key-' || i,
 FROM (SELECT i, to_char(to_timestamp(($3::bigint + i::bigint * $4) / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ts,
         CASE WHEN i % 1000 = 500 THEN 'unknown' WHEN i % 20 = 3 THEN 'failed' ELSE 'succeeded' END AS st
       FROM generate_series(0, $2::int - 1) AS i) g`;
-
-async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: PG_ADMIN });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
 
 /** The questions of an incident review, each as the first page a reader asks for. */
 function queries(total: number): Record<string, string> {
@@ -257,7 +248,7 @@ export async function benchReview(options: { operations?: number; requests?: num
   const sqlite = await measure('sqlite', total, requests, log);
   let postgres: ReviewBenchResult['postgres'];
   try {
-    await adminQuery('SELECT 1');
+    await adminQuery(PG_ADMIN, 'SELECT 1');
     postgres = await measure('postgres', total, requests, log);
   } catch (error) {
     postgres = { skipped: (error as Error).message };

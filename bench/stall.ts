@@ -1,16 +1,16 @@
 // Where does the slowest claim come from? New-key claims at 50 connections on a fresh `gatehouse
-// serve` (SQLite) while a probe on its own connection asks for GET /v1/keys (no store, no
-// auth) every 10 ms. A probe answer as slow as the slowest claim means the whole process
-// stopped (the event loop blocked: a long unit, a long COMMIT, GC); a fast probe while a claim
-// waited means the claim queued behind other work. The server runs with --trace-gc-nvp off and
-// `--cpu-prof` optional; the probe's spikes are printed with their time since the start, so they
-// can be laid against the server's own log.
+// serve` (SQLite) while a probe on its own connection asks for GET /v1/keys (no store, no auth)
+// every 10 ms. Printed: the claims' rate and latency, the slowest claims with when they were
+// answered (at the start, evenly spread, or in bursts), the probe's answers over 50 ms, and the
+// service's own latency histogram for the claims (Koa's outermost middleware). A probe as slow as
+// the slowest claim means the whole process stopped; a claim slow at the client but not in the
+// service's histogram waited before Koa saw it.
 //
-//   node --import=tsx bench/stall.ts [--seconds 30] [--lease-seconds 5]
+//   node --import=tsx bench/stall.ts [--seconds 30] [--warm 0] [--idle 0]
+//     --warm N: N seconds of the same load first (new connections); --idle N: then N seconds idle
 import http from 'node:http';
 import { parseArgs } from 'node:util';
-import crypto from 'node:crypto';
-import { CLAIM_BODY, gatewayKeys, newKeyLoad, runAutocannon, withGatehouse } from './http-claims.js';
+import { gatewayKeys, newKeyLoad, withGatehouse } from './http-claims.js';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '30' }, warm: { type: 'string', default: '0' }, idle: { type: 'string', default: '0' } } });
 const seconds = Number(values.seconds);
@@ -36,19 +36,9 @@ await withGatehouse({ kind: 'sqlite' }, 1, false, [], async ([server]) => {
       await new Promise((r) => setTimeout(r, 10));
     }
   })();
-  // The slowest claims, each with when it was answered: at the start (new connections, cold
-  // code), evenly spread, or in bursts.
-  const run = crypto.randomBytes(4).toString('hex');
-  let n = 0;
   const slow: Array<{ answered_at_s: number; ms: number }> = [];
   const loadBegan = performance.now();
-  const result = await runAutocannon({
-    url: server!.url, connections: 50, duration: seconds,
-    requests: [{ method: 'POST', path: '/v1/operations', headers: { 'content-type': 'application/json' }, setupRequest: (req) => {
-      const i = n++;
-      return { ...req, headers: { ...req.headers, authorization: `Bearer ${keys[i % keys.length]}`, 'idempotency-key': `stall-${run}-${i}` }, body: CLAIM_BODY(i) };
-    } }],
-  }, (ms) => {
+  const claims = await newKeyLoad([server!], keys, 50, seconds, 'any', (ms) => {
     if (ms > 100) slow.push({ answered_at_s: Math.round((performance.now() - loadBegan) / 100) / 10, ms: Math.round(ms) });
   });
   stop = true;
@@ -58,9 +48,8 @@ await withGatehouse({ kind: 'sqlite' }, 1, false, [], async ([server]) => {
   // here waited inside the service; one slow only at the client waited before Koa saw it.
   const metrics = await (await fetch(`${server!.url}/metrics`, { headers: { authorization: `Bearer ${server!.adminKey}` } })).text();
   const serverBuckets = metrics.split('\n').filter((line) => line.includes('request_duration_seconds_bucket') && line.includes('POST') && line.includes('route="/v1/operations"'));
-  const l = result.latency as unknown as Record<string, number>;
   console.log(JSON.stringify({
-    claims_per_s: Math.round(result.requests.average), p50: l.p50, p99: l.p99, p99_9: l.p99_9, max: l.max, non2xx: result.non2xx,
+    claims,
     claims_over_100ms: slow.length, slowest: slow.sort((a, b) => b.ms - a.ms).slice(0, 15),
     probes, probe_spikes_over_50ms: spikes, server_buckets: serverBuckets,
   }));
