@@ -12,7 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { SIG_PREFIX } from './note.js';
-import { type SigningKey, SigningKeyError, decodeStdBase64, isValidKeyName, sign, verifyDetached } from './signing-key.js';
+import { type SigningKey, SigningKeyError, decodeStdBase64, isValidKeyName, parseVerifierKeyText, sign, verifyDetached } from './signing-key.js';
 
 export const ALG_COSIGNATURE_V1 = 0x04;
 const MAX_TIMESTAMP = (1n << 63n) - 1n;
@@ -45,20 +45,10 @@ export function cosignerKey(name: string, publicKey: Uint8Array): CosignerKey {
 
 /** Parse a witness verifier key (type 0x04 only); throws SigningKeyError naming what is wrong. */
 export function parseCosignerVerifier(text: string): CosignerKey {
-  const bad = (why: string): never => {
-    throw new SigningKeyError(`malformed witness verifier key: ${why}`);
-  };
-  if (typeof text !== 'string') bad('not a string');
-  const parts = text.trim().split('+');
-  if (parts.length < 3) bad('expected <name>+<key id>+<key>');
-  const [name, idHex] = parts as [string, string];
-  if (!isValidKeyName(name)) bad('invalid name');
-  if (!/^[0-9a-f]{8}$/.test(idHex)) bad('key id must be 8 lowercase hex digits');
-  const material = decodeStdBase64(parts.slice(2).join('+'));
-  if (material === null) bad('key is not standard base64');
-  if (material!.length !== 33 || material![0] !== ALG_COSIGNATURE_V1) bad('not a cosignature/v1 key (0x04 ‖ 32-byte Ed25519 key)');
-  const publicKey = material!.slice(1);
-  if (cosignerKeyHash(name, publicKey) !== parseInt(idHex, 16)) bad('key id does not match name and key');
+  const { name, publicKey } = parseVerifierKeyText(text, {
+    what: 'witness verifier key', idLabel: 'key id', algorithm: ALG_COSIGNATURE_V1,
+    algorithmError: 'not a cosignature/v1 key (0x04 ‖ 32-byte Ed25519 key)', keyHash: cosignerKeyHash,
+  });
   return cosignerKey(name, publicKey);
 }
 

@@ -121,24 +121,47 @@ export function decodeStdBase64(text: string, canonical = true): Uint8Array | nu
  * matches the name and key. Only Ed25519 (algorithm 0x01) keys are accepted.
  */
 export function parseNoteVerifier(text: string): NoteVerifierKey {
+  return parseVerifierKeyText(text, {
+    what: 'note verifier key', idLabel: 'hash', algorithm: ALG_ED25519, algorithmError: 'not an Ed25519 key (0x01 ‖ 32 bytes)', keyHash: noteKeyHash,
+  });
+}
+
+/** What tells one kind of C2SP verifier key from another (signed-note keys, witness cosigner keys). */
+export interface VerifierKeyKind {
+  /** In the error message: "malformed <what>: …". */
+  what: string;
+  /** What the kind calls its second field ("hash", "key id"). */
+  idLabel: string;
+  /** The algorithm byte before the 32-byte Ed25519 key. */
+  algorithm: number;
+  algorithmError: string;
+  keyHash: (name: string, publicKey: Uint8Array) => number;
+}
+
+/**
+ * A C2SP verifier key, `<name>+<8 hex digits>+<base64(algorithm ‖ 32-byte key)>`, with the
+ * second field checked against the kind's hash of name and key; throws SigningKeyError naming
+ * what is wrong.
+ */
+export function parseVerifierKeyText(text: string, kind: VerifierKeyKind): { name: string; keyHash: number; publicKey: Uint8Array } {
   const bad = (why: string): never => {
-    throw new SigningKeyError(`malformed note verifier key: ${why}`);
+    throw new SigningKeyError(`malformed ${kind.what}: ${why}`);
   };
   if (typeof text !== 'string') bad('not a string');
   const parts = text.trim().split('+');
   // Base64 may itself contain '+': name and hash are the first two fields, the key the rest.
-  if (parts.length < 3) bad('expected <name>+<hash>+<key>');
+  if (parts.length < 3) bad(`expected <name>+<${kind.idLabel}>+<key>`);
   const name = parts[0]!;
   const hashHex = parts[1]!;
   const keyB64 = parts.slice(2).join('+');
   if (!isValidKeyName(name)) bad('invalid name');
-  if (!/^[0-9a-f]{8}$/.test(hashHex)) bad('hash must be 8 lowercase hex digits');
+  if (!/^[0-9a-f]{8}$/.test(hashHex)) bad(`${kind.idLabel} must be 8 lowercase hex digits`);
   const keyBytes = decodeStdBase64(keyB64);
   if (keyBytes === null) bad('key is not standard base64');
-  if (keyBytes!.length !== 33 || keyBytes![0] !== ALG_ED25519) bad('not an Ed25519 key (0x01 ‖ 32 bytes)');
+  if (keyBytes!.length !== 33 || keyBytes![0] !== kind.algorithm) bad(kind.algorithmError);
   const publicKey = keyBytes!.slice(1);
   const keyHash = parseInt(hashHex, 16);
-  if (noteKeyHash(name, publicKey) !== keyHash) bad('hash does not match name and key');
+  if (kind.keyHash(name, publicKey) !== keyHash) bad(`${kind.idLabel} does not match name and key`);
   return { name, keyHash, publicKey };
 }
 
