@@ -28,7 +28,7 @@ export class ChainTurns {
 
   /** Waits for this append's turn on the account; `end` once its head write has returned or failed. */
   async take(trx: Db, accountId: string): Promise<{ end(): void }> {
-    if (this.holding.get(trx)?.has(accountId)) return { end: () => undefined };
+    if (this.holds(trx, accountId)) return { end: () => undefined };
     const previous = this.newest.get(accountId);
     let end!: () => void;
     const mine = new Promise<void>((resolve) => (end = resolve));
@@ -44,6 +44,11 @@ export class ChainTurns {
         if (this.newest.get(accountId) === mine) this.newest.delete(accountId);
       },
     };
+  }
+
+  /** True once the transaction wrote the account's head (so no one else can have moved it since). */
+  holds(trx: Db, accountId: string): boolean {
+    return this.holding.get(trx)?.has(accountId) ?? false;
   }
 
   /** The transaction wrote the account's head: it holds the row until it ends. */

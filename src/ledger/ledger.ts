@@ -92,7 +92,7 @@ export class Ledger {
       // The head this instance wrote last is usually still the head: write on it without reading it
       // first. When another instance, a rolled-back transaction or a checkpoint moved it, the write
       // (a compare-and-set) does nothing, and the head is locked and read as it would be without a guess.
-      const guess = this.guessHead(accountId);
+      const guess = this.guessHead(trx, accountId);
       let written = guess ? await this.writeNext(trx, guess, rest, dataKey) : null;
       if (guess && !written) this.missedAt.set(accountId, this.clock.now());
       this.headWrites[!guess ? 'read' : written ? 'guessed' : 'guess_missed']++;
@@ -144,7 +144,10 @@ export class Ledger {
    * No guessing for a while after a miss: when other instances append to the same account most
    * guesses miss, and a miss costs one round trip more than locking and reading the head at once.
    */
-  private guessHead(accountId: string): ChainHead | undefined {
+  private guessHead(trx: Db, accountId: string): ChainHead | undefined {
+    // A transaction that wrote the head holds its row lock: what it wrote is still the head (a
+    // batch of one account's units, postgres-group-commit.ts), so a recent miss is no reason to read.
+    if (this.turns?.holds(trx, accountId)) return this.heads.get(accountId);
     const missedAt = this.missedAt.get(accountId);
     if (missedAt !== undefined && this.clock.now() - missedAt < GUESS_PAUSE_AFTER_MISS_MS) return undefined;
     return this.heads.get(accountId);

@@ -29,7 +29,7 @@ export async function claimOperation(deps: OperationDeps, request: ClaimRequest)
     const sameBusiness = await findByBusinessKey(scope);
     if (sameBusiness) return answerReused(scope, sameBusiness);
     return createOperation(scope);
-  });
+  }, { account: request.accountId });
   return answer;
 }
 

@@ -52,7 +52,7 @@ export async function reportEvent(
     const changed = await applyTransition(trx, deps.ledger, row, body.type, reportInput(principal, body, nowMs));
     await trx.insertInto('operation_reports').values({ operation_id: row.id, digest, account_id: row.account_id, type: body.type }).execute();
     return operationJson(trx, deps.ledger, changed);
-  });
+  }, { account: accountId });
 }
 
 async function alreadyReported(trx: Db, operationId: string, digest: string): Promise<boolean> {

@@ -37,5 +37,5 @@ export async function resolveOperation(
       responseInEvent: response !== null,
     });
     return operationJson(trx, deps.ledger, settled);
-  });
+  }, { account: accountId });
 }

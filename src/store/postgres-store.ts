@@ -1,13 +1,13 @@
 import pg from 'pg';
 import { Kysely, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../schema/database.js';
-import { AfterCommit, StoreUnavailableError, type CommitObserver, type Db, type Store, type UnitOfWork } from './store.js';
+import { AfterCommit, StoreUnavailableError, type CommitObserver, type Db, type Store, type TransactOptions, type UnitOfWork } from './store.js';
 import { int8AsNumber } from './pg-int8.js';
 import { RateLimitedLog } from '../core/rate-limited-log.js';
 import { currentScope, WorkAbandonedError, type WorkScope } from './work-scope.js';
+import { isConnectionLoss, isRetryable, reportedError, retryPause } from './postgres-errors.js';
+import { AccountGroupCommit, MAX_ATTEMPTS } from './postgres-group-commit.js';
 
-const RETRYABLE = new Set(['40001', '40P01']);
-const MAX_ATTEMPTS = 8;
 /** How long a request waits for a connection, and for one statement, before the store counts as unreachable. */
 export const CONNECT_TIMEOUT_MS = 5_000;
 export const STATEMENT_TIMEOUT_MS = 5_000;
@@ -19,6 +19,7 @@ export class PostgresStore implements Store {
   readonly dialect = 'postgres' as const;
   readonly db: Db;
   onCommit: CommitObserver | null = null;
+  private readonly groupCommit: AccountGroupCommit;
 
   constructor(connectionString: string, options: { poolSize?: number; onIdleError?: (error: Error) => void } = {}) {
     // Ten connections per instance: appends to one account queue on its chain-head row anyway, so
@@ -46,17 +47,21 @@ export class PostgresStore implements Store {
     const idleLost = new RateLimitedLog((_kind, count, message) => process.stderr.write(`gatehouse: idle PostgreSQL connection lost (${count} since the last line): ${message}\n`));
     pool.on('error', options.onIdleError ?? ((error) => idleLost.note('idle_connection_lost', error.message)));
     this.db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
+    this.groupCommit = new AccountGroupCommit(this.db, () => this.onCommit);
   }
 
   /**
-   * A unit in one transaction. Serialization failures and deadlocks are retried. A connection lost
-   * before COMMIT was sent is retried too (the server rolled the transaction back); one lost during
-   * COMMIT may or may not have committed, so it is never retried: it surfaces as store_unavailable.
+   * A unit in a transaction: shared with other units of its account when it names one
+   * (postgres-group-commit.ts), else its own. Serialization failures and deadlocks are retried. A
+   * connection lost before COMMIT was sent is retried too (the server rolled the transaction
+   * back); one lost during COMMIT may or may not have committed, so it is never retried: it
+   * surfaces as store_unavailable.
    */
-  async transact<T>(run: (trx: Db, work: UnitOfWork) => Promise<T>): Promise<T> {
+  async transact<T>(run: (trx: Db, work: UnitOfWork) => Promise<T>, options: TransactOptions = {}): Promise<T> {
     const scope = currentScope();
     scope?.unitQueued();
     try {
+      if (options.account !== undefined) return (await this.groupCommit.run(options.account, run, scope)) as T;
       return await this.attempts(run, scope);
     } finally {
       scope?.unitSettled();
@@ -74,11 +79,10 @@ export class PostgresStore implements Store {
         return result;
       } catch (error) {
         if (error instanceof WorkAbandonedError) throw error;
-        const code = (error as { code?: string }).code;
         const lost = isConnectionLoss(error);
-        const retryable = (code !== undefined && RETRYABLE.has(code)) || (lost && !progress.committing);
-        if (!retryable || attempt >= MAX_ATTEMPTS) throw lost || isTimeout(error) ? new StoreUnavailableError(error) : error;
-        await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt + (lost ? 50 * attempt : 0)));
+        const retryable = isRetryable(error) || (lost && !progress.committing);
+        if (!retryable || attempt >= MAX_ATTEMPTS) throw reportedError(error);
+        await retryPause(attempt, lost);
       }
     }
   }
@@ -90,6 +94,7 @@ export class PostgresStore implements Store {
 
 
   async close(): Promise<void> {
+    while (this.groupCommit.busy) await new Promise((r) => setTimeout(r, 5));
     await this.db.destroy();
   }
 }
@@ -168,19 +173,4 @@ async function runTransaction<T>(
   await sql`commit`.execute(connection);
   onCommit?.(1, (performance.now() - began) / 1000);
   return result;
-}
-
-/** Class 08 (connection exception), the server shutting down, or the socket gone under the driver. */
-function isConnectionLoss(error: unknown): boolean {
-  if (error instanceof StoreUnavailableError) return true;
-  const { code, message } = (error ?? {}) as { code?: string; message?: string };
-  if (typeof code === 'string' && (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03')) return true;
-  if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EPIPE' || code === 'ETIMEDOUT' || code === 'EHOSTUNREACH') return true;
-  return typeof message === 'string' && /Connection terminated|not queryable|timeout exceeded when trying to connect|Client was closed/i.test(message);
-}
-
-/** A statement the server cancelled for running past statement_timeout, or one the driver gave up on. */
-function isTimeout(error: unknown): boolean {
-  const { code, message } = (error ?? {}) as { code?: string; message?: string };
-  return code === '57014' || (typeof message === 'string' && /Query read timeout/i.test(message));
 }

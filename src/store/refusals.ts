@@ -1,4 +1,4 @@
-import type { Db, Store, UnitOfWork } from './store.js';
+import type { Db, Store, TransactOptions, UnitOfWork } from './store.js';
 
 /**
  * A refusal decided inside a transaction whose records must still commit (a `conflicted` or
@@ -14,8 +14,10 @@ export function isRefusal(value: unknown): value is Refusal {
 }
 
 /** `store.transact`, then throws the refusal the unit returned, if any, after the commit. */
-export async function transactOrRefuse<T>(store: Store, unit: (trx: Db, work: UnitOfWork) => Promise<T | Refusal>): Promise<Exclude<T, Refusal>> {
-  const result = await store.transact(unit);
+export async function transactOrRefuse<T>(
+  store: Store, unit: (trx: Db, work: UnitOfWork) => Promise<T | Refusal>, options?: TransactOptions,
+): Promise<Exclude<T, Refusal>> {
+  const result = await store.transact(unit, options);
   if (isRefusal(result)) throw result.refusal;
   return result as Exclude<T, Refusal>;
 }

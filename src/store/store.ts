@@ -5,6 +5,16 @@ export type Db = Kysely<Database>;
 export type Dialect = 'sqlite' | 'postgres';
 export type CommitObserver = (units: number, seconds: number) => void;
 
+export interface TransactOptions {
+  /**
+   * The account the unit works in (its chain, its operations). Units of one account may then
+   * share a transaction and its commit with each other, never with another account's: PostgreSQL's
+   * group commit (postgres-group-commit.ts). SQLite batches every unit anyway; without it a
+   * PostgreSQL unit has a transaction of its own.
+   */
+  account?: string;
+}
+
 /**
  * The one door to the database. Reads may use `db`; every write goes through
  * `transact`, and code inside a unit must use the `trx` it is given (on SQLite
@@ -14,7 +24,7 @@ export interface Store {
   readonly db: Db;
   readonly dialect: Dialect;
   /** Runs `unit` in a transaction; `work.afterCommit` registers what runs once it has committed. */
-  transact<T>(unit: (trx: Db, work: UnitOfWork) => Promise<T>): Promise<T>;
+  transact<T>(unit: (trx: Db, work: UnitOfWork) => Promise<T>, options?: TransactOptions): Promise<T>;
   /**
    * `SELECT … FOR UPDATE` where the dialect has row locks; SQLite's writer lock already serialises.
    * `skipLocked`: rows another transaction holds are passed over (work queues shared by instances).

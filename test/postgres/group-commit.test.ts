@@ -1,0 +1,111 @@
+import test, { type ExecutionContext } from 'ava';
+import { sql } from 'kysely';
+import { openStore } from '../../src/store/open-store.js';
+import type { Store } from '../../src/store/store.js';
+import { runInScope, WorkAbandonedError, WorkScope } from '../../src/store/work-scope.js';
+import { createTestStore } from '../helpers/stores.js';
+import { postgresAvailable } from './cluster.js';
+
+// PostgreSQL's group commit (src/store/postgres-group-commit.ts): units that name an account
+// share a transaction with the other units of that account queued at the same time.
+
+async function freshStore(t: ExecutionContext): Promise<{ store: Store; commits: number[] }> {
+  const testStore = await createTestStore('postgres');
+  const store = await openStore(testStore.config.store);
+  const commits: number[] = [];
+  store.onCommit = (units) => commits.push(units);
+  t.teardown(async () => {
+    await store.close();
+    await testStore.drop();
+  });
+  return { store, commits };
+}
+
+const keys = async (store: Store) =>
+  (await store.db.selectFrom('meta').select('key').where('key', 'like', 'u%').orderBy('key').execute()).map((row) => row.key);
+
+const name = (i: number) => `u${String(i).padStart(2, '0')}`;
+
+if (await postgresAvailable()) {
+  test('[postgres] units of one account queued together share one commit; another account\'s commit on their own', async (t) => {
+    const { store, commits } = await freshStore(t);
+    const write = (account: string, i: number) => store.transact((trx) => trx.insertInto('meta').values({ key: name(i), value: account }).execute(), { account });
+    await Promise.all([
+      ...Array.from({ length: 30 }, (_, i) => write('acme', i)),
+      ...Array.from({ length: 5 }, (_, i) => write('other', 30 + i)),
+    ]);
+    t.deepEqual([...commits].sort((a, b) => a - b), [5, 30]);
+    t.is((await keys(store)).length, 35);
+  });
+
+  test('[postgres] a unit that throws gets its error and leaves nothing; the others of its batch commit once and run their after-commit work once', async (t) => {
+    const { store } = await freshStore(t);
+    const runs = new Map<number, number>();
+    const afterCommits: number[] = [];
+    const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => store.transact(async (trx, work) => {
+      runs.set(i, (runs.get(i) ?? 0) + 1);
+      await trx.insertInto('meta').values({ key: name(i), value: 'x' }).execute();
+      work.afterCommit(() => afterCommits.push(i));
+      // The first throw breaks the batch (no savepoints); the second comes in the guarded rerun.
+      if (i === 4 || i === 7) throw new Error(`unit ${i} fails`);
+      return i;
+    }, { account: 'acme' })));
+    t.deepEqual(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    t.regex(String((results[4] as PromiseRejectedResult).reason), /unit 4 fails/);
+    t.deepEqual(await keys(store), [0, 1, 2, 3, 5, 6, 8, 9].map(name));
+    t.deepEqual(afterCommits.sort((a, b) => a - b), [0, 1, 2, 3, 5, 6, 8, 9]);
+    t.true([...runs.values()].every((count) => count <= 2), 'no unit runs more than twice');
+    t.is(runs.get(4), 1);
+    t.is(runs.get(7), 1);
+  });
+
+  test('[postgres] a unit whose request is abandoned mid-batch is rolled back and says so; the others commit', async (t) => {
+    const { store } = await freshStore(t);
+    const scope = new WorkScope();
+    const results = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => {
+      const unit = () => store.transact(async (trx) => {
+        await trx.insertInto('meta').values({ key: name(i), value: 'x' }).execute();
+        if (i === 2) t.false(scope.abandon('client_gone').mayHaveWritten, 'not committing yet');
+      }, { account: 'acme' });
+      return i === 2 ? runInScope(scope, unit) : unit();
+    }));
+    t.true((results[2] as PromiseRejectedResult).reason instanceof WorkAbandonedError);
+    t.deepEqual(results.filter((r) => r.status === 'fulfilled').length, 5);
+    t.deepEqual(await keys(store), [0, 1, 3, 4, 5].map(name));
+  });
+
+  test('[postgres] a batch whose connection is terminated mid-way runs again on a new one, and each unit commits exactly once', async (t) => {
+    const { store } = await freshStore(t);
+    let terminated = false;
+    await Promise.all(Array.from({ length: 10 }, (_, i) => store.transact(async (trx) => {
+      await trx.insertInto('meta').values({ key: name(i), value: 'x' }).execute();
+      if (i === 6 && !terminated) {
+        terminated = true;
+        await sql`select pg_terminate_backend(pg_backend_pid())`.execute(trx);
+      }
+    }, { account: 'acme' })));
+    t.true(terminated);
+    t.deepEqual(await keys(store), Array.from({ length: 10 }, (_, i) => name(i)));
+  });
+
+  test('[postgres] batches of two accounts that deadlock both commit: the one PostgreSQL aborts runs again', async (t) => {
+    const { store } = await freshStore(t);
+    await store.transact((trx) => trx.insertInto('meta').values([{ key: 'a', value: '0' }, { key: 'b', value: '0' }]).execute());
+    let bothHoldOne: () => void;
+    const barrier = new Promise<void>((r) => (bothHoldOne = r));
+    let holding = 0;
+    const attempts = { ab: 0, ba: 0 };
+    const crossing = (first: string, second: string, which: 'ab' | 'ba', account: string) => store.transact(async (trx) => {
+      attempts[which]++;
+      await sql`update meta set value = (value::int + 1)::text where key = ${first}`.execute(trx);
+      if (attempts[which] === 1 && ++holding === 2) bothHoldOne();
+      if (attempts[which] === 1) await barrier;
+      await sql`update meta set value = (value::int + 1)::text where key = ${second}`.execute(trx);
+      return which;
+    }, { account });
+    t.deepEqual(await Promise.all([crossing('a', 'b', 'ab', 'x'), crossing('b', 'a', 'ba', 'y')]), ['ab', 'ba']);
+    t.is(attempts.ab + attempts.ba, 3, 'exactly one of them ran twice');
+    const rows = await store.db.selectFrom('meta').select(['key', 'value']).where('key', 'in', ['a', 'b']).orderBy('key').execute();
+    t.deepEqual(rows, [{ key: 'a', value: '2' }, { key: 'b', value: '2' }]);
+  });
+}
