@@ -34,7 +34,7 @@ export class Metrics {
   });
 
   readonly batchSize = new Histogram({
-    name: 'gatehouse_store_batch_size', help: 'Units of work committed together in one transaction (SQLite group commit; 1 on PostgreSQL)',
+    name: 'gatehouse_store_batch_size', help: 'Units of work committed together in one transaction (group commit: SQLite, any units; PostgreSQL, one account\'s)',
     buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256], registers: [this.registry],
   });
 
