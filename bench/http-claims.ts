@@ -148,36 +148,7 @@ export async function benchHttpClaims(options: HttpClaimsOptions): Promise<HttpC
     // measured twice: with every instance taking every account (a plain round-robin balancer,
     // the worst case for the accounts' chain-head locks) and with each account's traffic on one
     // instance (a balancer routing by API key), where each instance's remembered heads hit.
-    postgres = await withGatehouse({ kind: 'postgres', adminUrl }, 1, options.profile, profiles, (single) =>
-      withGatehouse({ kind: 'postgres', adminUrl }, 2, options.profile, profiles, async (pair) => {
-        const singleKeys = await gatewayKeys(single[0]!);
-        const pairKeys = await gatewayKeys(pair[0]!);
-        const setups: Array<{ name: string; servers: BenchServer[]; keys: string[]; routing: Routing }> = [
-          { name: 'one instance', servers: single, keys: singleKeys, routing: 'any' },
-          { name: 'two instances, any account on either', servers: pair, keys: pairKeys, routing: 'any' },
-          { name: 'two instances, each account on one', servers: pair, keys: pairKeys, routing: 'by-account' },
-        ];
-        for (const setup of setups) await newKeyLoad(setup.servers, setup.keys, connections, warmup(seconds), setup.routing);
-        const slices: Rate[][] = setups.map(() => []);
-        const cpu: Array<Array<CpuUsage | null>> = setups.map(() => []);
-        const sliceSeconds = Math.max(1, Math.round(seconds / PG_ROUNDS));
-        for (let round = 0; round < PG_ROUNDS; round++) {
-          const order = setups.map((_, i) => i);
-          if (round % 2 === 1) order.reverse();
-          for (const i of order) {
-            const setup = setups[i]!;
-            log(`postgres, ${setup.name}: new-key claims (slice ${round + 1} of ${PG_ROUNDS})`);
-            const groups = { gatehouse: setup.servers.map((server) => server.pid), 'load generator': [process.pid] };
-            const before = sampleCpu(groups);
-            slices[i]!.push(await newKeyLoad(setup.servers, setup.keys, connections, sliceSeconds, setup.routing));
-            cpu[i]!.push(cpuUsage(before, sampleCpu(groups)));
-          }
-        }
-        return {
-          one_instance: average(slices[0]!), two_instances: average(slices[1]!), two_instances_by_account: average(slices[2]!),
-          cpu: { one_instance: averageCpu(cpu[0]!), two_instances: averageCpu(cpu[1]!), two_instances_by_account: averageCpu(cpu[2]!) },
-        };
-      }));
+    postgres = await benchPostgresInstances(adminUrl, connections, seconds, options.profile, profiles, log);
   } else {
     log(`postgres: SKIPPED (${adminUrl ?? 'no URL'} does not answer)`);
   }
@@ -537,7 +508,51 @@ export async function adminQuery(url: string, text: string): Promise<void> {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '50' }, profile: { type: 'boolean', default: false } } });
-  const result = await benchHttpClaims({ seconds: Number(values.seconds), connections: Number(values.connections), profile: values.profile });
+  const { values } = parseArgs({
+    options: { seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '50' }, profile: { type: 'boolean', default: false }, 'postgres-only': { type: 'boolean', default: false }, bin: { type: 'string' } },
+  });
+  const log = (line: string) => process.stderr.write(line + '\n');
+  const result = values['postgres-only']
+    ? await benchPostgresInstances(defaultPostgresAdminUrl(), Number(values.connections), Number(values.seconds), values.profile, [], log, values.bin && path.resolve(values.bin))
+    : await benchHttpClaims({ seconds: Number(values.seconds), connections: Number(values.connections), profile: values.profile });
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+}
+
+/**
+ * PostgreSQL, new-key claims: one instance, two with any account on either, two with each account
+ * on one, measured in alternating slices. Alone: `node --import=tsx bench/http-claims.ts --postgres-only [--bin other/bin/gatehouse.js]`.
+ */
+export function benchPostgresInstances(
+  adminUrl: string, connections: number, seconds: number, profile: boolean | undefined, profiles: string[], log: (line: string) => void, bin?: string,
+): Promise<Exclude<HttpClaimsResult['postgres'], { skipped: string }>> {
+  return withGatehouse({ kind: 'postgres', adminUrl, bin }, 1, profile, profiles, (single) =>
+    withGatehouse({ kind: 'postgres', adminUrl, bin }, 2, profile, profiles, async (pair) => {
+      const singleKeys = await gatewayKeys(single[0]!);
+      const pairKeys = await gatewayKeys(pair[0]!);
+      const setups: Array<{ name: string; servers: BenchServer[]; keys: string[]; routing: Routing }> = [
+        { name: 'one instance', servers: single, keys: singleKeys, routing: 'any' },
+        { name: 'two instances, any account on either', servers: pair, keys: pairKeys, routing: 'any' },
+        { name: 'two instances, each account on one', servers: pair, keys: pairKeys, routing: 'by-account' },
+      ];
+      for (const setup of setups) await newKeyLoad(setup.servers, setup.keys, connections, warmup(seconds), setup.routing);
+      const slices: Rate[][] = setups.map(() => []);
+      const cpu: Array<Array<CpuUsage | null>> = setups.map(() => []);
+      const sliceSeconds = Math.max(1, Math.round(seconds / PG_ROUNDS));
+      for (let round = 0; round < PG_ROUNDS; round++) {
+        const order = setups.map((_, i) => i);
+        if (round % 2 === 1) order.reverse();
+        for (const i of order) {
+          const setup = setups[i]!;
+          log(`postgres, ${setup.name}: new-key claims (slice ${round + 1} of ${PG_ROUNDS})`);
+          const groups = { gatehouse: setup.servers.map((server) => server.pid), 'load generator': [process.pid] };
+          const before = sampleCpu(groups);
+          slices[i]!.push(await newKeyLoad(setup.servers, setup.keys, connections, sliceSeconds, setup.routing));
+          cpu[i]!.push(cpuUsage(before, sampleCpu(groups)));
+        }
+      }
+      return {
+        one_instance: average(slices[0]!), two_instances: average(slices[1]!), two_instances_by_account: average(slices[2]!),
+        cpu: { one_instance: averageCpu(cpu[0]!), two_instances: averageCpu(cpu[1]!), two_instances_by_account: averageCpu(cpu[2]!) },
+      };
+    }));
 }

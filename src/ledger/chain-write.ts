@@ -75,17 +75,29 @@ const insertEvents = compiledOnce(
  * it committed; the UPDATE then writes that row.
  */
 async function advancePostgres(trx: Db, accountId: string, from: ChainHead, to: ChainHead, events: EventsTable[]): Promise<boolean> {
-  const rows = events.map((event) => sql`(${sql.join(EVENT_ROW_COLUMNS.map((c, i) => sql`${event[c]}${CASTS[i]}`))})`);
-  const result = await sql`
-    WITH head AS (
-      SELECT size, head_hash, checkpoint_size FROM chains WHERE account_id = ${accountId} FOR UPDATE
-    ), advanced AS (
-      UPDATE chains SET size = ${to.size}, head_hash = ${to.head_hash}, frontier = ${to.frontier}, checkpoint_size = ${to.checkpoint_size}
-      FROM head
-      WHERE chains.account_id = ${accountId} AND head.size = ${from.size} AND head.head_hash = ${from.head_hash} AND head.checkpoint_size = ${from.checkpoint_size}
-      RETURNING 1
-    )
-    INSERT INTO events (${INSERT_COLUMNS})
-    SELECT v.* FROM (VALUES ${sql.join(rows)}) AS v CROSS JOIN advanced`.execute(trx);
-  return Number(result.numAffectedRows) === events.length;
+  return affectedRows(await advanceHeadAndInsert(trx, { accountId, from, to, events })) === events.length;
 }
+
+// Every PostgreSQL append runs it: compiled once per number of events (compiled-statement.ts).
+const advanceHeadAndInsert = compiledOnce(
+  (db, { accountId, from, to, events }: { accountId: string; from: ChainHead; to: ChainHead; events: EventsTable[] }) => {
+    const rows = events.map((event) => sql`(${sql.join(EVENT_ROW_COLUMNS.map((c, i) => sql`${event[c]}${CASTS[i]}`))})`);
+    const statement = sql`
+      WITH head AS (
+        SELECT size, head_hash, checkpoint_size FROM chains WHERE account_id = ${accountId} FOR UPDATE
+      ), advanced AS (
+        UPDATE chains SET size = ${to.size}, head_hash = ${to.head_hash}, frontier = ${to.frontier}, checkpoint_size = ${to.checkpoint_size}
+        FROM head
+        WHERE chains.account_id = ${accountId} AND head.size = ${from.size} AND head.head_hash = ${from.head_hash} AND head.checkpoint_size = ${from.checkpoint_size}
+        RETURNING 1
+      )
+      INSERT INTO events (${INSERT_COLUMNS})
+      SELECT v.* FROM (VALUES ${sql.join(rows)}) AS v CROSS JOIN advanced`;
+    return { compile: () => statement.compile(db) };
+  },
+  ({ accountId, from, to, events }) => [
+    accountId, to.size, to.head_hash, to.frontier, to.checkpoint_size, accountId, from.size, from.head_hash, from.checkpoint_size,
+    ...events.flatMap((event) => EVENT_ROW_COLUMNS.map((column) => event[column])),
+  ],
+  ({ events }) => `${events.length}`,
+);
