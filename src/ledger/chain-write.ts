@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
-import type { EventsTable } from '../../schema/database.js';
+import { sql, type InsertQueryBuilder, type RawBuilder } from 'kysely';
+import type { Database, EventsTable } from '../../schema/database.js';
 import { EVENT_HEADER, EVENT_ROW_COLUMNS, type EventHeader } from '../core/event-shape.js';
 import { affectedRows, compiledOnce } from '../store/compiled-statement.js';
 import type { Db, Dialect } from '../store/store.js';
@@ -78,26 +78,84 @@ async function advancePostgres(trx: Db, accountId: string, from: ChainHead, to: 
   return affectedRows(await advanceHeadAndInsert(trx, { accountId, from, to, events })) === events.length;
 }
 
-// Every PostgreSQL append runs it: compiled once per number of events (compiled-statement.ts).
-const advanceHeadAndInsert = compiledOnce(
-  (db, { accountId, from, to, events }: { accountId: string; from: ChainHead; to: ChainHead; events: EventsTable[] }) => {
-    const rows = events.map((event) => sql`(${sql.join(EVENT_ROW_COLUMNS.map((c, i) => sql`${event[c]}${CASTS[i]}`))})`);
-    const statement = sql`
-      WITH head AS (
+/**
+ * A row of another table that must be inserted with the events, or not at all: a claim's new
+ * operation. It is written by the same statement on PostgreSQL, so a claim whose guessed head
+ * holds is one round trip; elsewhere `insert` runs on its own, first.
+ */
+export interface RowInsert {
+  /** The INSERT … ON CONFLICT DO NOTHING (Kysely builds it; `parameters` are the values it binds, in order). */
+  query(db: Db): InsertQueryBuilder<Database, any, any>;
+  parameters(): readonly unknown[];
+  /** Tells apart rows of different columns (compiled-statement.ts). */
+  shape(): string;
+  /** The insert alone: false when a unique constraint already held the row. */
+  insert(trx: Db): Promise<boolean>;
+}
+
+/**
+ * PostgreSQL: inserts `first` and, only if it was inserted, moves the head and inserts the events
+ * (as advancePostgres), in one statement. `inserted` false: a unique constraint held the row and
+ * nothing was written; `advanced` false with `inserted` true: the row is in, the head had moved.
+ */
+export async function insertAndAdvance(
+  trx: Db, first: RowInsert, accountId: string, from: ChainHead, to: ChainHead, events: EventsTable[],
+): Promise<{ inserted: boolean; advanced: boolean }> {
+  const result = await insertFirstAndAdvance(trx, { first, accountId, from, to, events });
+  const row = result.rows[0] as { inserted: number; appended: number };
+  return { inserted: row.inserted === 1, advanced: row.appended === events.length };
+}
+
+interface ChainStep {
+  accountId: string;
+  from: ChainHead;
+  to: ChainHead;
+  events: EventsTable[];
+}
+
+/**
+ * Locks the head row first and compares after (see advancePostgres); `after` names a CTE whose
+ * rows the head move also needs (the row inserted first), none when absent.
+ */
+function headMove({ accountId, from, to, events }: ChainStep, after: RawBuilder<unknown> | null) {
+  const rows = events.map((event) => sql`(${sql.join(EVENT_ROW_COLUMNS.map((c, i) => sql`${event[c]}${CASTS[i]}`))})`);
+  return {
+    head: sql`head AS (
         SELECT size, head_hash, checkpoint_size FROM chains WHERE account_id = ${accountId} FOR UPDATE
       ), advanced AS (
         UPDATE chains SET size = ${to.size}, head_hash = ${to.head_hash}, frontier = ${to.frontier}, checkpoint_size = ${to.checkpoint_size}
-        FROM head
+        FROM head${after ?? sql``}
         WHERE chains.account_id = ${accountId} AND head.size = ${from.size} AND head.head_hash = ${from.head_hash} AND head.checkpoint_size = ${from.checkpoint_size}
         RETURNING 1
-      )
-      INSERT INTO events (${INSERT_COLUMNS})
-      SELECT v.* FROM (VALUES ${sql.join(rows)}) AS v CROSS JOIN advanced`;
+      )`,
+    insert: sql`INSERT INTO events (${INSERT_COLUMNS}) SELECT v.* FROM (VALUES ${sql.join(rows)}) AS v CROSS JOIN advanced`,
+  };
+}
+
+const headMoveParameters = ({ accountId, from, to, events }: ChainStep): unknown[] => [
+  accountId, to.size, to.head_hash, to.frontier, to.checkpoint_size, accountId, from.size, from.head_hash, from.checkpoint_size,
+  ...events.flatMap((event) => EVENT_ROW_COLUMNS.map((column) => event[column])),
+];
+
+// Every PostgreSQL append runs one of these two: compiled once per shape (compiled-statement.ts).
+const advanceHeadAndInsert = compiledOnce(
+  (db, step: ChainStep) => {
+    const { head, insert } = headMove(step, null);
+    const statement = sql`WITH ${head} ${insert}`;
     return { compile: () => statement.compile(db) };
   },
-  ({ accountId, from, to, events }) => [
-    accountId, to.size, to.head_hash, to.frontier, to.checkpoint_size, accountId, from.size, from.head_hash, from.checkpoint_size,
-    ...events.flatMap((event) => EVENT_ROW_COLUMNS.map((column) => event[column])),
-  ],
+  headMoveParameters,
   ({ events }) => `${events.length}`,
+);
+
+const insertFirstAndAdvance = compiledOnce(
+  (db, step: ChainStep & { first: RowInsert }) => {
+    const { head, insert } = headMove(step, sql`, first`);
+    const statement = sql`
+      WITH first AS (${step.first.query(db).returning(sql<number>`1`.as('one'))}), ${head}, appended AS (${insert} RETURNING 1)
+      SELECT (SELECT count(*) FROM first)::integer AS inserted, (SELECT count(*) FROM appended)::integer AS appended`;
+    return { compile: () => statement.compile(db) };
+  },
+  (step) => [...step.first.parameters(), ...headMoveParameters(step)],
+  ({ first, events }) => `${first.shape()}\0${events.length}`,
 );

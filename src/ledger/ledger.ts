@@ -15,9 +15,12 @@ import type { EventsTable } from '../../schema/database.js';
 import type { DataKeys } from './data-keys.js';
 import type { AppendedEvent, EventInput } from './event-input.js';
 import { signCheckpoint, type Checkpoint } from './checkpoints.js';
-import { advanceChain, type ChainHead } from './chain-write.js';
+import { advanceChain, insertAndAdvance, type ChainHead, type RowInsert } from './chain-write.js';
 import { ChainTurns } from './chain-turns.js';
 import { STORED_LEVEL, storeSubtrees } from './merkle-nodes.js';
+
+/** writeNext's answer when the row to insert first was already there: nothing was written. */
+const ROW_TAKEN = Symbol('row taken');
 
 /** A checkpoint is signed in the append that crosses this many events since the last one. */
 export const CHECKPOINT_EVERY_EVENTS = 1000;
@@ -58,6 +61,18 @@ export class Ledger {
   }
 
   /**
+   * Inserts `first` and appends the event that records it, in the caller's transaction; null, with
+   * nothing written, when a unique constraint already held the row (a claim whose key is taken).
+   * On PostgreSQL, when this instance's guess of the head holds, both go in one statement: a
+   * claim's insert and its event are then one round trip.
+   */
+  async appendAfterInsert(trx: Db, first: RowInsert, input: EventInput): Promise<AppendedEvent | null> {
+    if (this.store.dialect !== 'postgres') return (await first.insert(trx)) ? this.append(trx, input) : null;
+    const appended = await this.appendRun(trx, [input], first);
+    return appended && appended[0]!;
+  }
+
+  /**
    * Several events in the given order, each account's consecutive run written with one statement
    * (a sweep of a burst of expired leases writes hundreds at once: one round trip each would hold
    * the account's chain head for seconds). Same rules as `append`: inside the caller's transaction.
@@ -67,37 +82,48 @@ export class Ledger {
     for (let start = 0; start < inputs.length;) {
       let end = start + 1;
       while (end < inputs.length && inputs[end]!.account_id === inputs[start]!.account_id) end++;
-      appended.push(...(await this.appendRun(trx, inputs.slice(start, end))));
+      // Null only when a row to insert first was already there; there is none here.
+      appended.push(...(await this.appendRun(trx, inputs.slice(start, end), null))!);
       start = end;
     }
     return appended;
   }
 
   /** Events of one account, in chunks that end at each checkpoint due (so one is signed at least every 1000 events). */
-  private async appendRun(trx: Db, inputs: readonly EventInput[]): Promise<AppendedEvent[]> {
+  private async appendRun(trx: Db, inputs: readonly EventInput[], first: RowInsert | null): Promise<AppendedEvent[] | null> {
     const accountId = inputs[0]!.account_id;
     const dataKey = await this.dataKeys.forAccount(trx, accountId);
     const turn = await this.turns?.take(trx, accountId);
     try {
-      return await this.appendChunks(trx, accountId, inputs, dataKey);
+      return await this.appendChunks(trx, accountId, inputs, dataKey, first);
     } finally {
       turn?.end();
     }
   }
 
-  private async appendChunks(trx: Db, accountId: string, inputs: readonly EventInput[], dataKey: Uint8Array | null): Promise<AppendedEvent[]> {
+  private async appendChunks(
+    trx: Db, accountId: string, inputs: readonly EventInput[], dataKey: Uint8Array | null, first: RowInsert | null,
+  ): Promise<AppendedEvent[] | null> {
     const appended: AppendedEvent[] = [];
+    let rowFirst = first;
     while (appended.length < inputs.length) {
       const rest = inputs.slice(appended.length, appended.length + MAX_EVENTS_PER_WRITE);
       // The head this instance wrote last is usually still the head: write on it without reading it
       // first. When another instance, a rolled-back transaction or a checkpoint moved it, the write
       // (a compare-and-set) does nothing, and the head is locked and read as it would be without a guess.
       const guess = this.guessHead(trx, accountId);
-      let written = guess ? await this.writeNext(trx, guess, rest, dataKey) : null;
-      if (guess && !written) this.missedAt.set(accountId, this.clock.now());
-      this.headWrites[!guess ? 'read' : written ? 'guessed' : 'guess_missed']++;
-      written ??= await this.writeNext(trx, await this.lockChainHead(trx, accountId), rest, dataKey);
-      if (!written) throw new InvariantError(`chain head of ${accountId} moved while locked`);
+      // A row to insert first rides on the guessed write; with no guess it goes in on its own.
+      if (rowFirst && !guess) {
+        if (!(await rowFirst.insert(trx))) return null;
+        rowFirst = null;
+      }
+      const attempt = guess ? await this.writeNext(trx, guess, rest, dataKey, rowFirst) : null;
+      if (attempt === ROW_TAKEN) return null;
+      rowFirst = null;
+      if (guess && !attempt) this.missedAt.set(accountId, this.clock.now());
+      this.headWrites[!guess ? 'read' : attempt ? 'guessed' : 'guess_missed']++;
+      const written = attempt ?? await this.writeNext(trx, await this.lockChainHead(trx, accountId), rest, dataKey, null);
+      if (!written || written === ROW_TAKEN) throw new InvariantError(`chain head of ${accountId} moved while locked`);
       this.turns?.wrote(trx, accountId);
       appended.push(...written);
     }
@@ -106,9 +132,12 @@ export class Ledger {
 
   /**
    * Writes the events after `head` (up to the first that makes a checkpoint due) if `head` is still
-   * the chain's head; null, with nothing written, if it is not.
+   * the chain's head; null, with nothing written, if it is not. With `first` (PostgreSQL), that row
+   * is inserted by the same statement: ROW_TAKEN, with nothing written, when it was already there.
    */
-  private async writeNext(trx: Db, head: ChainHead, inputs: readonly EventInput[], dataKey: Uint8Array | null): Promise<AppendedEvent[] | null> {
+  private async writeNext(
+    trx: Db, head: ChainHead, inputs: readonly EventInput[], dataKey: Uint8Array | null, first: RowInsert | null,
+  ): Promise<AppendedEvent[] | null | typeof ROW_TAKEN> {
     const frontier = MerkleFrontier.from(head.size, JSON.parse(head.frontier) as string[]);
     const events: EventsTable[] = [];
     const subtrees: CompletedSubtree[] = [];
@@ -129,10 +158,17 @@ export class Ledger {
     // Remembered before the write returns, so the next append to this account (in another
     // transaction, which will wait on this one's lock) already builds on these events.
     this.rememberHead(inputs[0]!.account_id, next);
-    if (!(await advanceChain(this.store.dialect, trx, inputs[0]!.account_id, head, next, events))) {
-      // Appends that meanwhile built on `next` will miss as well; later ones read the real head.
-      if (this.heads.get(inputs[0]!.account_id) === next) this.heads.delete(inputs[0]!.account_id);
-      return null;
+    const outcome = first
+      ? await insertAndAdvance(trx, first, inputs[0]!.account_id, head, next, events)
+      : { inserted: true, advanced: await advanceChain(this.store.dialect, trx, inputs[0]!.account_id, head, next, events) };
+    if (!outcome.advanced) {
+      // Nothing was appended. When the row was taken the head was not even compared, so the guess
+      // stands; otherwise appends that meanwhile built on `next` will miss too, and later ones read.
+      if (this.heads.get(inputs[0]!.account_id) === next) {
+        if (outcome.inserted) this.heads.delete(inputs[0]!.account_id);
+        else this.heads.set(inputs[0]!.account_id, head);
+      }
+      return outcome.inserted ? null : ROW_TAKEN;
     }
     // Once per 256 events: the subtree hashes proofs read (merkle-nodes.ts).
     if (subtrees.length > 0) await storeSubtrees(trx, inputs[0]!.account_id, subtrees);

@@ -4,7 +4,7 @@ import { rfc3339 } from '../core/time.js';
 import { issueLease, type IssuedLease } from './lease.js';
 import { changeEvent } from './operation-events.js';
 import { operationJson, type OperationRow } from './operation-json.js';
-import { insertOperation, lockOperation, lockOperationByKey } from './operation-rows.js';
+import { lockOperation, lockOperationByKey, operationInsert } from './operation-rows.js';
 import { giveBackScope, takeScope } from './scope-holds.js';
 import { answerExisting, answerReused } from './claim-existing.js';
 import { gateOrRefusal, requestApproval } from './claim-approval.js';
@@ -58,9 +58,9 @@ async function createOperation(scope: ClaimScope): Promise<ClaimResult> {
   const lease = needsApproval ? null : issueLease(nowMs, request.leaseSeconds);
   const inserted = newRow(request, id, nowMs, lease);
   // Any unique constraint (key or business key) makes a concurrent claim lose quietly; it then answers from the winner.
-  if (!(await insertOperation(trx, inserted))) return answerLoser(scope, id);
+  const attempted = { ...changeEvent(inserted, 'attempted', request.principal.id), payload: request.command };
+  if (!(await deps.ledger.appendAfterInsert(trx, operationInsert(inserted), attempted))) return answerLoser(scope, id);
 
-  await deps.ledger.append(trx, { ...changeEvent(inserted, 'attempted', request.principal.id), payload: request.command });
   if (gated) return requestApproval(scope, gated.gate, inserted);
   return { answer: { outcome: 'created', execute: true, operation: await operationJson(trx, deps.ledger, inserted), lease: lease!.lease } };
 }

@@ -1,6 +1,7 @@
 import { affectedRows, compiledOnce } from '../store/compiled-statement.js';
 import type { Db, Store } from '../store/store.js';
 import type { OperationRow } from './operation-json.js';
+import type { RowInsert } from '../ledger/chain-write.js';
 
 /**
  * Locks and the writes to `operations` that are not a change of state: the claim's insert
@@ -19,20 +20,25 @@ export function lockOperationByKey(store: Store, trx: Db, accountId: string, key
 }
 
 /**
- * Inserts a new operation unless a unique constraint (key or business key) is taken; false when
- * it was (a concurrent claim won). No RETURNING: the row is the one just built, and SQLite's
- * RETURNING tripled the insert's cost.
+ * A new operation, inserted unless a unique constraint (key or business key) is taken, for the
+ * ledger to write with the claim's `attempted` event (Ledger.appendAfterInsert; on PostgreSQL in
+ * the same statement). `insert` alone answers false when it was taken (a concurrent claim won).
+ * No RETURNING on its own: the row is the one just built, and SQLite's RETURNING tripled the
+ * insert's cost.
  */
-export async function insertOperation(trx: Db, row: OperationRow): Promise<boolean> {
-  return affectedRows(await insertRow(trx, row)) === 1;
+export function operationInsert(row: OperationRow): RowInsert {
+  return {
+    query: (db) => insertQuery(db, row),
+    parameters: () => Object.values(row),
+    shape: () => Object.keys(row).join(),
+    insert: async (trx) => affectedRows(await insertRow(trx, row)) === 1,
+  };
 }
 
+const insertQuery = (db: Db, row: OperationRow) => db.insertInto('operations').values(row).onConflict((oc) => oc.doNothing());
+
 /** Every new-key claim runs it: compiled once (compiled-statement.ts). */
-const insertRow = compiledOnce(
-  (db, row: OperationRow) => db.insertInto('operations').values(row).onConflict((oc) => oc.doNothing()),
-  (row) => Object.values(row),
-  (row) => Object.keys(row).join(),
-);
+const insertRow = compiledOnce(insertQuery, (row) => Object.values(row), (row) => Object.keys(row).join());
 
 /** The operation points at its current approval (set when the approvals domain makes a request). */
 export async function pointAtApproval(trx: Db, accountId: string, id: string, approvalId: string): Promise<void> {

@@ -84,5 +84,35 @@ for (const kind of await storeKinds()) {
     const verify = await runCli(['verify', ...app.store.cliArgs]);
     t.is(verify.code, 0, verify.stdout + verify.stderr);
   });
+
+  test(`[${kind}] a claim's operation and its attempted event are written together: a taken key writes neither and leaves the guessed head standing; a head another instance moved still gets both`, async (t) => {
+    const app = await startTestApp(t, kind);
+    const principal = (await app.context.principals.authenticate(await app.keyFor('acme', 'gateway')))!;
+    const claim = (context: AppContext, key: string) =>
+      context.operations.claim(principal, key, { method: 'POST', route: '/v1/tickets', command: { title: key } });
+    const other = await openContext(app.store.config);
+    const { headWrites } = app.context.ledger;
+    try {
+      t.is((await claim(app.context, 'k1')).outcome, 'created');
+      // A retry: the insert meets the key and writes nothing; the `retried` event then builds on the same guess.
+      const before = { ...headWrites };
+      t.is((await claim(app.context, 'k1')).outcome, 'in_progress');
+      t.deepEqual([headWrites.guessed - before.guessed, headWrites.guess_missed - before.guess_missed, headWrites.read - before.read], [1, 0, 0]);
+      // Another instance moves the head: this one's guess misses, and the operation and its event still go in once.
+      t.is((await claim(other, 'k2')).outcome, 'created');
+      const beforeMiss = { ...headWrites };
+      t.is((await claim(app.context, 'k3')).outcome, 'created');
+      t.is(headWrites.guess_missed - beforeMiss.guess_missed, 1);
+    } finally {
+      await other.close();
+    }
+    const { db } = app.context.store;
+    t.deepEqual((await db.selectFrom('operations').select('idempotency_key').where('account_id', '=', 'acme').orderBy('idempotency_key').execute()).map((r) => r.idempotency_key), ['k1', 'k2', 'k3']);
+    const events = await db.selectFrom('events').select(['seq', 'type', 'idempotency_key']).where('account_id', '=', 'acme').orderBy('seq').execute();
+    t.deepEqual(events.map((e) => `${e.seq} ${e.type} ${e.idempotency_key}`), ['1 attempted k1', '2 retried k1', '3 attempted k2', '4 attempted k3']);
+    const verify = await runCli(['verify', ...app.store.cliArgs]);
+    t.is(verify.code, 0, verify.stdout + verify.stderr);
+  });
+
 }
 
