@@ -64,6 +64,8 @@ export interface HttpClaimsResult {
   };
   postgres: {
     one_instance: Rate; two_instances: Rate; two_instances_by_account: Rate;
+    /** The one instance's group commit (PostgreSQL batches per account), from its /metrics over the measured slices. */
+    group_commit: GroupCommitStats | null;
     cpu: { one_instance: CpuUsage | null; two_instances: CpuUsage | null; two_instances_by_account: CpuUsage | null };
   } | { skipped: string };
   ratios: {
@@ -538,6 +540,7 @@ export function benchPostgresInstances(
       const slices: Rate[][] = setups.map(() => []);
       const cpu: Array<Array<CpuUsage | null>> = setups.map(() => []);
       const sliceSeconds = Math.max(1, Math.round(seconds / PG_ROUNDS));
+      const before = await scrapeMetrics(single[0]!);
       for (let round = 0; round < PG_ROUNDS; round++) {
         const order = setups.map((_, i) => i);
         if (round % 2 === 1) order.reverse();
@@ -552,6 +555,7 @@ export function benchPostgresInstances(
       }
       return {
         one_instance: average(slices[0]!), two_instances: average(slices[1]!), two_instances_by_account: average(slices[2]!),
+        group_commit: commitStats(before, await scrapeMetrics(single[0]!)),
         cpu: { one_instance: averageCpu(cpu[0]!), two_instances: averageCpu(cpu[1]!), two_instances_by_account: averageCpu(cpu[2]!) },
       };
     }));

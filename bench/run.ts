@@ -156,6 +156,8 @@ function httpTable(h: HttpClaimsResult): string[] {
     const describe = (u: typeof cpu.one_instance) => u
       ? `machine ${u.machine_busy_pct} % busy; ${Object.entries(u.by_group_pct).map(([group, share]) => `${group} ${share} %`).join(', ')} (of one core)`
       : 'not measured (no /proc)';
+    const pgc = h.postgres.group_commit;
+    if (pgc) lines.push('', `PostgreSQL group commit, one instance (its /metrics): ${pgc.batches} batches, ${pgc.mean_batch_size} units per batch, ${pgc.mean_commit_ms} ms per COMMIT.`);
     lines.push('', `CPU during the PostgreSQL slices: one instance: ${describe(cpu.one_instance)}; two instances, any account on either: ${describe(cpu.two_instances)}; two instances, each account on one: ${describe(cpu.two_instances_by_account)}.`);
   } else {
     lines.push(`| PostgreSQL | skipped: ${h.postgres.skipped} | | | | | | |`);
