@@ -1,50 +1,111 @@
-// An interleaved A/B of new-key claims and replays between two checkouts of Gatehouse on SQLite:
-// each tree's `gatehouse serve` runs side by side, and they are measured in alternating slices
-// (A B, B A, …) so that machine noise hits both alike. For "no slowdown on the claim path"
-// against an older tree, checked out beside this one (git worktree add ../old <commit>, with its
-// own node_modules and, for trees that ship JavaScript, `npm run build`).
+// An interleaved A/B between two checkouts of Gatehouse on SQLite: each tree's `gatehouse serve`
+// runs side by side, and they are measured in alternating slices (A B, B A, …) so that machine
+// noise hits both alike. For "no slowdown" (or "faster") against an older tree, checked out beside
+// this one (git worktree add ../old <commit>, or `git archive`, with its node_modules and, for trees
+// that ship JavaScript, `npm run build`).
 //
-//   node --import=tsx bench/ab.ts --a ../old/bin/gatehouse.js [--b bin/gatehouse.js] [--rounds 4] [--seconds 8] [--postgres]
+//   node --import=tsx bench/ab.ts --a ../old/bin/gatehouse.js [--b bin/gatehouse.js] [--rounds 4] [--seconds 8]
+//     [--load new-key|replays|cycles] [--postgres]
 //
+// --load: new-key claims (the default), replays of one finished operation, or claim → sent →
+// completed cycles (50 workers). Besides the rate, each slice records the server's CPU per
+// operation (from /proc: on a 2-core machine shared with the load generator the rate is noisy, the
+// CPU a request costs the server much less so) and the load generator's.
 // --postgres runs both on PostgreSQL instead (each on a fresh database of the bench server).
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { defaultPostgresAdminUrl, gatewayKeys, newKeyLoad, withGatehouse, type Rate } from './http-claims.js';
+import { sampleCpu } from './cpu-usage.js';
+import { cycleLoad, defaultPostgresAdminUrl, gatewayKeys, load, newKeyLoad, replayTarget, withGatehouse, type BenchServer } from './http-claims.js';
 
 const { values } = parseArgs({
   options: {
     a: { type: 'string' }, b: { type: 'string', default: 'bin/gatehouse.js' }, rounds: { type: 'string', default: '4' }, seconds: { type: 'string', default: '8' },
-    postgres: { type: 'boolean', default: false },
+    load: { type: 'string', default: 'new-key' }, postgres: { type: 'boolean', default: false },
   },
 });
 if (!values.a) throw new Error('--a PATH/bin/gatehouse.js: the tree to compare with');
 const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 const bins = { A: path.resolve(values.a), B: path.resolve(values.b) };
+const CONNECTIONS = 50;
+
+interface Slice {
+  /** Answers (cycles for --load cycles) per second. */
+  per_sec: number;
+  /** CPU of the server, and of this process (the load generator), per answer or cycle, in µs. */
+  server_cpu_us: number;
+  client_cpu_us: number;
+  p99_ms: number | null;
+}
+
+type Measure = (seconds: number) => Promise<{ per_sec: number; p99_ms: number | null }>;
+
+/** The chosen load against one server. */
+async function loadFor(kind: string, server: BenchServer, keys: string[]): Promise<Measure> {
+  switch (kind) {
+    case 'new-key':
+      return async (s) => {
+        const rate = await newKeyLoad([server], keys, CONNECTIONS, s);
+        return { per_sec: rate.rps, p99_ms: rate.p99_ms };
+      };
+    case 'replays': {
+      const replay = await replayTarget(server, keys[0]!);
+      return async (s) => {
+        const rate = await load({ ...replay, url: server.url, connections: CONNECTIONS, seconds: s });
+        return { per_sec: rate.rps, p99_ms: rate.p99_ms };
+      };
+    }
+    case 'cycles':
+      return async (s) => ({ per_sec: (await cycleLoad(server, keys, CONNECTIONS, s)).per_sec, p99_ms: null });
+    default:
+      throw new Error(`--load ${kind}: new-key, replays or cycles`);
+  }
+}
+
+/** One slice, with the server's and this process's CPU over it. */
+async function slice(server: BenchServer, measure: Measure, s: number): Promise<Slice> {
+  const before = sampleCpu({ server: [server.pid] })!;
+  const client = process.cpuUsage();
+  const began = performance.now();
+  const { per_sec, p99_ms } = await measure(s);
+  const clientUs = process.cpuUsage(client);
+  const after = sampleCpu({ server: [server.pid] })!;
+  const count = (per_sec * (performance.now() - began)) / 1000;
+  const serverUs = (after.groups.server! - before.groups.server!) * 10_000; // USER_HZ ticks of 10 ms
+  return {
+    per_sec, p99_ms,
+    server_cpu_us: Math.round(serverUs / count),
+    client_cpu_us: Math.round((clientUs.user + clientUs.system) / count),
+  };
+}
 
 const store = values.postgres ? { kind: 'postgres' as const, adminUrl: defaultPostgresAdminUrl() } : { kind: 'sqlite' as const };
 const result = await withGatehouse({ ...store, bin: bins.A }, 1, false, [], ([a]) =>
   withGatehouse({ ...store, bin: bins.B }, 1, false, [], async ([b]) => {
     const servers = { A: a!, B: b! };
-    const keys = { A: await gatewayKeys(a!), B: await gatewayKeys(b!) };
-    for (const side of ['A', 'B'] as const) await newKeyLoad([servers[side]], keys[side], 50, 2);
-    const slices: Record<'A' | 'B', Rate[]> = { A: [], B: [] };
+    const measures = {
+      A: await loadFor(values.load!, a!, await gatewayKeys(a!)),
+      B: await loadFor(values.load!, b!, await gatewayKeys(b!)),
+    };
+    for (const side of ['A', 'B'] as const) await measures[side](2);
+    const slices: Record<'A' | 'B', Slice[]> = { A: [], B: [] };
     for (let round = 0; round < rounds; round++) {
       for (const side of round % 2 === 0 ? (['A', 'B'] as const) : (['B', 'A'] as const)) {
-        const rate = await newKeyLoad([servers[side]], keys[side], 50, seconds);
-        slices[side].push(rate);
-        process.stderr.write(`[ab] round ${round + 1} ${side}: ${rate.rps} req/s, p99 ${rate.p99_ms} ms\n`);
+        const measured = await slice(servers[side], measures[side], seconds);
+        slices[side].push(measured);
+        process.stderr.write(`[ab] ${values.load} round ${round + 1} ${side}: ${JSON.stringify(measured)}\n`);
       }
     }
     return slices;
   }));
-const mean = (rates: Rate[]) => Math.round(rates.reduce((sum, r) => sum + r.rps, 0) / rates.length);
+const mean = (slices: Slice[], pick: (s: Slice) => number) => Math.round(slices.reduce((sum, s) => sum + pick(s), 0) / slices.length);
 const summary = {
-  a: bins.A, b: bins.B, rounds, seconds,
-  a_rps: result.A.map((r) => r.rps), b_rps: result.B.map((r) => r.rps),
-  a_p99_ms: result.A.map((r) => r.p99_ms), b_p99_ms: result.B.map((r) => r.p99_ms),
-  a_max_ms: result.A.map((r) => r.max_ms), b_max_ms: result.B.map((r) => r.max_ms),
-  a_max_steady_ms: result.A.map((r) => r.max_steady_ms), b_max_steady_ms: result.B.map((r) => r.max_steady_ms),
-  b_over_a: Math.round((mean(result.B) / mean(result.A)) * 1000) / 1000,
+  load: values.load, a: bins.A, b: bins.B, rounds, seconds,
+  a_per_sec: result.A.map((s) => s.per_sec), b_per_sec: result.B.map((s) => s.per_sec),
+  a_server_cpu_us: result.A.map((s) => s.server_cpu_us), b_server_cpu_us: result.B.map((s) => s.server_cpu_us),
+  a_client_cpu_us: result.A.map((s) => s.client_cpu_us), b_client_cpu_us: result.B.map((s) => s.client_cpu_us),
+  a_p99_ms: result.A.map((s) => s.p99_ms), b_p99_ms: result.B.map((s) => s.p99_ms),
+  b_over_a: Math.round((mean(result.B, (s) => s.per_sec) / mean(result.A, (s) => s.per_sec)) * 1000) / 1000,
+  b_over_a_server_cpu: Math.round((mean(result.B, (s) => s.server_cpu_us) / mean(result.A, (s) => s.server_cpu_us)) * 1000) / 1000,
 };
 process.stdout.write(JSON.stringify(summary, null, 2) + '\n');

@@ -1,54 +1,178 @@
-// The claim path without HTTP: CPU microseconds per new-key claim through the real
-// Operations domain on a durable store (SQLite group commit, or PostgreSQL), 50 claims in
-// flight. It isolates the ledger and store cost from Koa's, so a change to either shows here.
+// The claim, report and replay paths without HTTP: CPU microseconds per new-key claim, per
+// `sent` and `completed` report and per replay of a finished operation, through the real
+// Operations domain on a durable store (SQLite group commit, or PostgreSQL), 50 in flight. It
+// isolates the ledger and store cost from Koa's, so a change to either shows here.
 // On PostgreSQL it also reads the CPU of the service's own backends (from /proc, by the pids
-// pg_stat_activity gives for application_name 'gatehouse'): the database's share of a claim.
+// pg_stat_activity gives for application_name 'gatehouse'): the database's share of each operation.
 //
-//   npx tsx bench/claim-path.ts [--postgres] [--claims N] [--in-flight N]
+//   npx tsx bench/claim-path.ts [--postgres] [--claims N] [--in-flight N] [--only claims|reports|replays] [--profile DIR]
+//
+// --claims N: operations measured on each path (10,000; 2,000 with `quick`). --only: the paths
+// measured (all three by default; repeatable). --profile writes a CPU profile of each measured
+// run (and nothing else: not the start-up, the warm-up or the set-up claims) to
+// DIR/<path>.cpuprofile, sampled every 100 µs.
 import fs from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { startTestApp } from '../test/helpers/app.js';
+import type { Principal } from '../src/principals/roles.js';
 import type { StoreLocation } from '../src/store/open-store.js';
+import { startTestApp, type TestApp } from '../test/helpers/app.js';
 
-export interface ClaimPathResult {
-  claims: number;
-  claims_per_sec: number;
-  cpu_us_per_claim: number;
-  /** PostgreSQL only: the service's backends' CPU per claim. */
-  database_cpu_us_per_claim?: number;
+export interface PathCost {
+  count: number;
+  per_sec: number;
+  cpu_us: number;
+  /** PostgreSQL only: the service's backends' CPU per operation. */
+  database_cpu_us?: number;
 }
 
-export async function benchClaimPath(options: { quick?: boolean; postgres?: boolean; claims?: number; inFlight?: number } = {}): Promise<ClaimPathResult> {
+export interface ClaimPathResult {
+  /** New-key claims (the names the earlier sessions' results use). */
+  claims?: number;
+  claims_per_sec?: number;
+  cpu_us_per_claim?: number;
+  database_cpu_us_per_claim?: number;
+  sent?: PathCost;
+  completed?: PathCost;
+  replays?: PathCost;
+}
+
+export type PathName = 'claims' | 'reports' | 'replays';
+
+export interface ClaimPathOptions {
+  quick?: boolean;
+  postgres?: boolean;
+  /** Operations measured on each path. */
+  claims?: number;
+  inFlight?: number;
+  only?: PathName[];
+  profileDir?: string;
+}
+
+export async function benchClaimPath(options: ClaimPathOptions = {}): Promise<ClaimPathResult> {
   const app = await startTestApp(null, options.postgres ? 'postgres' : 'sqlite');
+  const wanted = (name: PathName) => !options.only || options.only.includes(name);
   try {
     const principal = (await app.context.principals.authenticate(await app.keyFor('acme', 'gateway')))!;
-    // A new key names a new intended write, so each carries its own command (as in http-claims):
-    // one command for every key would make each claim a repeat for the duplicates report.
-    const bodyFor = (key: string) => ({ method: 'POST', route: '/v1/tickets', command: { title: `Disk full on ${key}`, priority: 2, tags: ['pager', 'db'] } });
-    const claims = options.claims ?? (options.quick ? 2000 : 10_000);
-    const inFlight = options.inFlight ?? 50;
-    const run = async (count: number, prefix: string) => {
-      let next = 0;
-      await Promise.all(Array.from({ length: inFlight }, async () => {
-        while (next < count) {
-          const key = `${prefix}-${next++}`;
-          await app.context.operations.claim(principal, key, bodyFor(key));
-        }
-      }));
-    };
-    await run(500, 'warm');
+    const paths = new ClaimPaths(app, principal, options.inFlight ?? 50);
+    const count = options.claims ?? (options.quick ? 2000 : 10_000);
+    await paths.claims(500, 'warm');
     const backends = options.postgres ? await backendPids(app.store.config.store) : [];
-    const databaseBefore = jiffies(backends);
-    const cpu = process.cpuUsage();
-    const began = performance.now();
-    await run(claims, 'bench');
-    const used = process.cpuUsage(cpu);
-    const seconds = (performance.now() - began) / 1000;
-    const result: ClaimPathResult = { claims, claims_per_sec: Math.round(claims / seconds), cpu_us_per_claim: Math.round((used.user + used.system) / claims) };
-    if (options.postgres) result.database_cpu_us_per_claim = Math.round(((jiffies(backends) - databaseBefore) * 10_000) / claims);
+    const measured = (name: string, run: () => Promise<unknown>) =>
+      measure(count, run, backends, options.profileDir && path.join(options.profileDir, `${name}.cpuprofile`));
+    const result: ClaimPathResult = {};
+    if (wanted('claims')) {
+      const claims = await measured('claims', () => paths.claims(count, 'bench'));
+      result.claims = claims.count;
+      result.claims_per_sec = claims.per_sec;
+      result.cpu_us_per_claim = claims.cpu_us;
+      if (claims.database_cpu_us !== undefined) result.database_cpu_us_per_claim = claims.database_cpu_us;
+    }
+    if (wanted('reports')) {
+      await paths.finish(await paths.claims(500, 'warm-report'));
+      const leases = await paths.claims(count, 'report');
+      result.sent = await measured('sent', () => paths.report(leases, 'sent'));
+      result.completed = await measured('completed', () => paths.report(leases, 'completed'));
+    }
+    if (wanted('replays')) {
+      // A few finished operations, each replayed many times: as the HTTP bench's single key, but spread.
+      const finished = await paths.claims(100, 'replay');
+      await paths.finish(finished);
+      await paths.replays(finished, 500);
+      result.replays = await measured('replays', () => paths.replays(finished, count));
+    }
     return result;
   } finally {
     await app.close();
+  }
+}
+
+/** CPU of this process (user + system), of the database's backends, and wall time over `run`, per operation; a CPU profile of it to `profileFile`. */
+async function measure(count: number, run: () => Promise<unknown>, backends: number[], profileFile?: string): Promise<PathCost> {
+  const profiler = profileFile ? await startProfiler() : null;
+  const databaseBefore = jiffies(backends);
+  const cpu = process.cpuUsage();
+  const began = performance.now();
+  await run();
+  const used = process.cpuUsage(cpu);
+  const seconds = (performance.now() - began) / 1000;
+  const cost: PathCost = { count, per_sec: Math.round(count / seconds), cpu_us: Math.round((used.user + used.system) / count) };
+  if (backends.length > 0) cost.database_cpu_us = Math.round(((jiffies(backends) - databaseBefore) * 10_000) / count);
+  if (profiler && profileFile) {
+    const { profile } = await profiler.post('Profiler.stop');
+    fs.mkdirSync(path.dirname(profileFile), { recursive: true });
+    fs.writeFileSync(profileFile, JSON.stringify(profile));
+    profiler.disconnect();
+  }
+  return cost;
+}
+
+async function startProfiler(): Promise<Session> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 100 });
+  await session.post('Profiler.start');
+  return session;
+}
+
+interface Claimed {
+  key: string;
+  id: string;
+  token: string;
+}
+
+class ClaimPaths {
+  constructor(private readonly app: TestApp, private readonly principal: Principal, private readonly inFlight: number) {}
+
+  /** A new key names a new intended write, so each carries its own command (as in http-claims): one command for every key would make each claim a repeat for the duplicates report. */
+  private bodyFor(key: string) {
+    return { method: 'POST', route: '/v1/tickets', command: { title: `Disk full on ${key}`, priority: 2, tags: ['pager', 'db'] } };
+  }
+
+  async claims(count: number, prefix: string): Promise<Claimed[]> {
+    const out: Claimed[] = [];
+    await this.each(count, async (i) => {
+      const key = `${prefix}-${i}`;
+      const answer = await this.app.context.operations.claim(this.principal, key, this.bodyFor(key));
+      if (!answer.lease) throw new Error(`claim ${key}: ${answer.outcome}`);
+      out.push({ key, id: answer.operation.id, token: answer.lease.token });
+    });
+    return out;
+  }
+
+  async report(leases: Claimed[], type: 'sent' | 'completed'): Promise<void> {
+    await this.each(leases.length, async (i) => {
+      const { id, token, key } = leases[i]!;
+      const body = type === 'sent'
+        ? { type, lease_token: token }
+        : { type, lease_token: token, outcome: 'succeeded' as const, response: { status: 201, body: { ticket: key } } };
+      await this.app.context.operations.report(this.principal, id, body);
+    });
+  }
+
+  async finish(leases: Claimed[]): Promise<void> {
+    await this.report(leases, 'sent');
+    await this.report(leases, 'completed');
+  }
+
+  async replays(finished: Claimed[], count: number): Promise<void> {
+    await this.each(count, async (i) => {
+      const { key } = finished[i % finished.length]!;
+      const answer = await this.app.context.operations.claim(this.principal, key, this.bodyFor(key));
+      if (answer.outcome !== 'replayed' || answer.response?.status !== 201) throw new Error(`replay of ${key}: ${answer.outcome}`);
+    });
+  }
+
+  /** `count` calls of `run(i)`, `inFlight` at a time. */
+  private async each(count: number, run: (i: number) => Promise<void>): Promise<void> {
+    let next = 0;
+    await Promise.all(Array.from({ length: this.inFlight }, async () => {
+      while (next < count) await run(next++);
+    }));
   }
 }
 
@@ -79,11 +203,16 @@ function jiffies(pids: number[]): number {
   return total;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const postgres = process.argv.includes('--postgres');
-  const at = process.argv.indexOf('--claims');
-  const claims = at > 0 ? Number(process.argv[at + 1]) : undefined;
-  const inFlightAt = process.argv.indexOf('--in-flight');
-  const inFlight = inFlightAt > 0 ? Number(process.argv[inFlightAt + 1]) : undefined;
-  process.stdout.write(JSON.stringify(await benchClaimPath({ postgres, claims, inFlight })) + '\n');
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const { values } = parseArgs({
+    options: {
+      postgres: { type: 'boolean', default: false }, claims: { type: 'string' }, 'in-flight': { type: 'string' },
+      only: { type: 'string', multiple: true }, profile: { type: 'string' },
+    },
+  });
+  const number = (value: string | undefined) => (value === undefined ? undefined : Number(value));
+  process.stdout.write(JSON.stringify(await benchClaimPath({
+    postgres: values.postgres, claims: number(values.claims), inFlight: number(values['in-flight']),
+    only: values.only as PathName[] | undefined, profileDir: values.profile,
+  })) + '\n');
 }
