@@ -18,6 +18,7 @@ import { signCheckpoint, type Checkpoint } from './checkpoints.js';
 import { advanceChain, insertAndAdvance, type ChainHead, type RowInsert } from './chain-write.js';
 import { ChainTurns } from './chain-turns.js';
 import { STORED_LEVEL, storeSubtrees } from './merkle-nodes.js';
+import { compiledOnce, firstRow } from '../store/compiled-statement.js';
 
 /** writeNext's answer when the row to insert first was already there: nothing was written. */
 const ROW_TAKEN = Symbol('row taken');
@@ -30,6 +31,12 @@ const MAX_CACHED_HEADS = 10_000;
 const GUESS_PAUSE_AFTER_MISS_MS = 1000;
 /** Events written by one statement at most (PostgreSQL takes up to 65,535 parameters; an event has 18). */
 const MAX_EVENTS_PER_WRITE = 500;
+
+/** Every replay reads the stored response's payload: compiled once (compiled-statement.ts). */
+const selectPayload = compiledOnce(
+  (db, { accountId, seq }: { accountId: string; seq: number }) => db.selectFrom('events').select('payload').where('account_id', '=', accountId).where('seq', '=', seq),
+  ({ accountId, seq }) => [accountId, seq],
+);
 
 /**
  * The append-only, hash-chained log: one chain per account. `append` runs inside
@@ -242,9 +249,18 @@ export class Ledger {
       .where('account_id', '=', accountId).orderBy('tree_size', 'desc').limit(1).executeTakeFirst();
   }
 
+  /**
+   * Whether events appended to the account now have their payload sealed: false once its data key
+   * was shredded (its new events carry none). Shredding is for good, so a true here may be stale
+   * only towards a shredding whose key no read will open anyway.
+   */
+  async sealsPayloads(db: Db, accountId: string): Promise<boolean> {
+    return (await this.dataKeys.forAccount(db, accountId)) !== null;
+  }
+
   /** Decrypts the payload of one event; null when it has none or the account was shredded. */
   async readPayload(db: Db, accountId: string, seq: number): Promise<JsonValue | null> {
-    const row = await db.selectFrom('events').select('payload').where('account_id', '=', accountId).where('seq', '=', seq).executeTakeFirst();
+    const row = firstRow<{ payload: Buffer | null }>(await selectPayload(db, { accountId, seq }));
     if (!row?.payload) return null;
     const dataKey = await this.dataKeys.forAccount(db, accountId);
     if (!dataKey) return null;

@@ -17,6 +17,17 @@ export async function operationJson(trx: Db, ledger: Ledger, row: OperationRow):
 }
 
 /**
+ * The JSON of a terminal row whose stored response the caller holds already, because it has just
+ * sealed it into the event the row points at: nothing is read back or decrypted. `response` must
+ * be what `storedResponse` would read (null when the account's payloads are no longer sealed).
+ */
+export function terminalOperationJson(row: OperationRow, response: StoredResponse | null): OperationJson {
+  const json = operationFields(row);
+  json.response = response;
+  return json;
+}
+
+/**
  * A page of operations of one account: the stored responses are read and decrypted in one
  * query for the whole page, not one round trip per operation.
  */

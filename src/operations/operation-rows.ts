@@ -1,4 +1,4 @@
-import { affectedRows, compiledOnce } from '../store/compiled-statement.js';
+import { affectedRows, compiledOnce, firstRow } from '../store/compiled-statement.js';
 import type { Db, Store } from '../store/store.js';
 import type { OperationRow } from './operation-json.js';
 import type { RowInsert } from '../ledger/chain-write.js';
@@ -9,15 +9,21 @@ import type { RowInsert } from '../ledger/chain-write.js';
  */
 
 /** Locks one operation of one account for a state decision (a row lock on PostgreSQL; SQLite's writer lock serialises). */
-export function lockOperation(store: Store, trx: Db, accountId: string, id: string): Promise<OperationRow | undefined> {
-  return store.forUpdate(trx.selectFrom('operations').selectAll().where('account_id', '=', accountId).where('id', '=', id))
-    .executeTakeFirst();
+export async function lockOperation(store: Store, trx: Db, accountId: string, id: string): Promise<OperationRow | undefined> {
+  return firstRow(await selectLocked(trx, { store, accountId, column: 'id', value: id }));
 }
 
-export function lockOperationByKey(store: Store, trx: Db, accountId: string, key: string): Promise<OperationRow | undefined> {
-  return store.forUpdate(trx.selectFrom('operations').selectAll().where('account_id', '=', accountId).where('idempotency_key', '=', key))
-    .executeTakeFirst();
+export async function lockOperationByKey(store: Store, trx: Db, accountId: string, key: string): Promise<OperationRow | undefined> {
+  return firstRow(await selectLocked(trx, { store, accountId, column: 'idempotency_key', value: key }));
 }
+
+/** Every report, replay and retry locks its row first: compiled once per column (compiled-statement.ts). */
+const selectLocked = compiledOnce(
+  (db, { store, accountId, column, value }: { store: Store; accountId: string; column: 'id' | 'idempotency_key'; value: string }) =>
+    store.forUpdate(db.selectFrom('operations').selectAll().where('account_id', '=', accountId).where(column, '=', value)),
+  ({ accountId, value }) => [accountId, value],
+  ({ column }) => column,
+);
 
 /**
  * A new operation, inserted unless a unique constraint (key or business key) is taken, for the

@@ -6,7 +6,8 @@ import { canonicalize } from '../core/jcs.js';
 import type { Db } from '../store/store.js';
 import { leaseTokenMatches } from './lease.js';
 import { transactOrRefuse, type Refusal } from '../store/refusals.js';
-import { operationJson, type OperationJson } from './operation-json.js';
+import { compiledOnce, firstRow } from '../store/compiled-statement.js';
+import { operationJson, terminalOperationJson, type OperationJson } from './operation-json.js';
 import { lockOperation } from './operation-rows.js';
 import { applyTransition, expireIfDue, transitionAllowed, type TransitionInput } from './transitions.js';
 import { gatedOperation } from './claim-approval.js';
@@ -50,16 +51,29 @@ export async function reportEvent(
       if (refusal) return { refusal };
     }
     const changed = await applyTransition(trx, deps.ledger, row, body.type, reportInput(principal, body, nowMs));
-    await trx.insertInto('operation_reports').values({ operation_id: row.id, digest, account_id: row.account_id, type: body.type }).execute();
-    return operationJson(trx, deps.ledger, changed);
+    await insertReport(trx, { operation_id: row.id, digest, account_id: row.account_id, type: body.type });
+    if (body.type !== 'completed') return operationJson(trx, deps.ledger, changed);
+    // The response was just sealed into the event the row now points at: answered from the report,
+    // not read back and decrypted. A shredded account's events carry no payload: then, as a read, null.
+    return terminalOperationJson(changed, (await deps.ledger.sealsPayloads(trx, row.account_id)) ? body.response : null);
   }, { account: accountId });
 }
 
 async function alreadyReported(trx: Db, operationId: string, digest: string): Promise<boolean> {
-  const found = await trx.selectFrom('operation_reports').select('digest')
-    .where('operation_id', '=', operationId).where('digest', '=', digest).executeTakeFirst();
-  return found !== undefined;
+  return firstRow(await selectReport(trx, { operationId, digest })) !== undefined;
 }
+
+// Every report but a heartbeat runs both: compiled once (compiled-statement.ts).
+const selectReport = compiledOnce(
+  (db, { operationId, digest }: { operationId: string; digest: string }) => db.selectFrom('operation_reports').select('digest')
+    .where('operation_id', '=', operationId).where('digest', '=', digest),
+  ({ operationId, digest }) => [operationId, digest],
+);
+
+const insertReport = compiledOnce(
+  (db, report: { operation_id: string; digest: string; account_id: string; type: string }) => db.insertInto('operation_reports').values(report),
+  (report) => [report.operation_id, report.digest, report.account_id, report.type],
+);
 
 /** What each report sets besides the state; the transition table says the rest. */
 function reportInput(principal: Principal, body: Exclude<ReportBody, { type: 'heartbeat' }>, nowMs: number): TransitionInput {

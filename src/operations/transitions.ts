@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { JsonValue } from '../core/json.js';
 import { InvariantError } from '../core/errors.js';
+import { affectedRows, compiledOnce } from '../store/compiled-statement.js';
 import { rfc3339 } from '../core/time.js';
 import type { EventType } from '../ledger/event-input.js';
 import type { Ledger } from '../ledger/ledger.js';
@@ -108,16 +109,7 @@ export async function applyTransition(
     });
     if (input.responseInEvent) next.response_seq = event.seq;
   }
-  // One statement text for every transition, so it is prepared once.
-  const result = await trx.updateTable('operations')
-    .set({
-      state: next.state, provider_ref: next.provider_ref, response_status: next.response_status, response_seq: next.response_seq,
-      lease_token_hash: next.lease_token_hash, lease_expires_at: next.lease_expires_at, lease_seconds: next.lease_seconds,
-      updated_at: next.updated_at, version: sql`version + 1`,
-    })
-    .where('account_id', '=', row.account_id).where('id', '=', row.id).where('version', '=', row.version)
-    .executeTakeFirst();
-  if (Number(result.numUpdatedRows) !== 1) throw new InvariantError(`operation ${row.id} changed under transition ${name}`);
+  if (affectedRows(await updateRow(trx, { row, next })) !== 1) throw new InvariantError(`operation ${row.id} changed under transition ${name}`);
   if (rule.scope === 'release' && row.exclusive_scope !== null) {
     await trx.deleteFrom('scope_holds')
       .where('account_id', '=', row.account_id).where('scope', '=', row.exclusive_scope).where('operation_id', '=', row.id)
@@ -125,6 +117,21 @@ export async function applyTransition(
   }
   return next;
 }
+
+/** One statement text for every transition, built and compiled once (compiled-statement.ts). */
+const updateRow = compiledOnce(
+  (db, { row, next }: { row: OperationRow; next: OperationRow }) => db.updateTable('operations')
+    .set({
+      state: next.state, provider_ref: next.provider_ref, response_status: next.response_status, response_seq: next.response_seq,
+      lease_token_hash: next.lease_token_hash, lease_expires_at: next.lease_expires_at, lease_seconds: next.lease_seconds,
+      updated_at: next.updated_at, version: sql`version + 1`,
+    })
+    .where('account_id', '=', row.account_id).where('id', '=', row.id).where('version', '=', row.version),
+  ({ row, next }) => [
+    next.state, next.provider_ref, next.response_status, next.response_seq, next.lease_token_hash, next.lease_expires_at, next.lease_seconds,
+    next.updated_at, row.account_id, row.id, row.version,
+  ],
+);
 
 function leaseColumns(rule: TransitionRule, row: OperationRow, input: TransitionInput): Pick<OperationRow, 'lease_token_hash' | 'lease_expires_at'> {
   switch (rule.lease) {

@@ -31,6 +31,11 @@ export function compiledOnce<Args>(
   };
 }
 
+/** The first row a compiled SELECT returned, if any (`executeTakeFirst`). */
+export function firstRow<Row>(result: QueryResult<unknown>): Row | undefined {
+  return result.rows[0] as Row | undefined;
+}
+
 /** Rows an INSERT, UPDATE or DELETE touched, as the driver reports them. */
 export function affectedRows(result: QueryResult<unknown>): number {
   return Number(result.numAffectedRows ?? 0n);
