@@ -57,6 +57,13 @@ export class SqliteStore implements Store {
       this.raw.pragma('journal_mode = WAL');
       this.raw.pragma('synchronous = FULL');
     }
+    // A batch runs each unit in a SAVEPOINT, so SQLite keeps the pages a unit changes in a statement
+    // journal (to roll that unit back alone). Past 64 KiB it spills that journal to a temp file, and a
+    // file is not truncated at RELEASE: it grew over the whole batch, two pwrite calls per page a unit
+    // touched (strace, 42,000 claims and reports: 1,216,868 pwrite calls; in memory, 193,531). It
+    // holds nothing a crash needs (the WAL does), so it stays in memory; so do temp b-trees, which
+    // the service's queries keep small (every listing is paged).
+    this.raw.pragma('temp_store = MEMORY');
     this.control = {
       begin: this.raw.prepare('BEGIN IMMEDIATE'),
       commit: this.raw.prepare('COMMIT'),
