@@ -4,7 +4,7 @@ import { rfc3339 } from '../core/time.js';
 import { canonicalBytes } from '../core/jcs.js';
 import { sha256Hex } from '../core/hash.js';
 import { eventHash } from '../core/event-hash.js';
-import { GENESIS_PREV_HASH, toEventHeader } from '../core/event-shape.js';
+import { GENESIS_PREV_HASH, newEventHeader } from '../core/event-shape.js';
 import { MerkleFrontier, type CompletedSubtree } from '../core/merkle.js';
 import { openPayload, sealPayload } from '../core/seal.js';
 import type { Sodium } from '../core/sodium.js';
@@ -207,9 +207,12 @@ export class Ledger {
     const payload = input.payload === undefined || dataKey === null
       ? null
       : Buffer.from(sealPayload(this.sodium, dataKey, input.account_id, seq, canonicalBytes(input.payload)));
-    const { payload: _payload, ...values } = input;
-    const header = toEventHeader({ ...values, seq, ts, payload_hash: payload ? sha256Hex(payload) : null, prev_hash: previous.hash });
-    return { ...header, hash: eventHash(header), payload };
+    // Member by member, not `{ ...input, seq, ts, … }`: see newEventHeader.
+    const header = newEventHeader(input, { seq, ts, payload_hash: payload ? sha256Hex(payload) : null, prev_hash: previous.hash });
+    const row = header as EventsTable;
+    row.hash = eventHash(header);
+    row.payload = payload;
+    return row;
   }
 
   private rememberHead(accountId: string, head: ChainHead): void {

@@ -58,7 +58,7 @@ async function createOperation(scope: ClaimScope): Promise<ClaimResult> {
   const lease = needsApproval ? null : issueLease(nowMs, request.leaseSeconds);
   const inserted = newRow(request, id, nowMs, lease);
   // Any unique constraint (key or business key) makes a concurrent claim lose quietly; it then answers from the winner.
-  const attempted = { ...changeEvent(inserted, 'attempted', request.principal.id), payload: request.command };
+  const attempted = changeEvent(inserted, 'attempted', request.principal.id, request.command);
   if (!(await deps.ledger.appendAfterInsert(trx, operationInsert(inserted), attempted))) return answerLoser(scope, id);
 
   if (gated) return requestApproval(scope, gated.gate, inserted);

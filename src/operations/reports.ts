@@ -75,20 +75,24 @@ const insertReport = compiledOnce(
   (report) => [report.operation_id, report.digest, report.account_id, report.type],
 );
 
-/** What each report sets besides the state; the transition table says the rest. */
+/**
+ * What each report sets besides the state; the transition table says the rest. Literals, not
+ * `{ ...input, set }`: spreading an object and adding members it lacks costs V8 microseconds
+ * per member (event-shape.ts, newEventHeader).
+ */
 function reportInput(principal: Principal, body: Exclude<ReportBody, { type: 'heartbeat' }>, nowMs: number): TransitionInput {
-  const input = { actor: principal.id, nowMs };
+  const actor = principal.id;
   switch (body.type) {
     case 'accepted':
-      return { ...input, set: { provider_ref: body.provider_ref } };
+      return { actor, nowMs, set: { provider_ref: body.provider_ref } };
     case 'completed':
       // The response is sensitive: it lives only in the event's encrypted payload; the row points at its seq.
       return {
-        ...input, to: body.outcome, set: { response_status: body.response.status }, responseInEvent: true,
+        actor, nowMs, to: body.outcome, set: { response_status: body.response.status }, responseInEvent: true,
         payload: { outcome: body.outcome, response: body.response as unknown as JsonValue },
       };
     default:
-      return input;
+      return { actor, nowMs };
   }
 }
 
