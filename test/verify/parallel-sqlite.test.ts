@@ -176,6 +176,30 @@ test('a re-chained forgery from the middle of a slice: caught by the checkpoint,
   t.is(r.report.accounts[0].first_bad_seq, 30);
 });
 
+// Headers are hashed from bytes only while every value is plain printable ASCII
+// (src/core/ascii-header-hash.ts); anything else goes through the string path or the reference
+// path. Both must still catch an edit, and must accept a correctly re-chained row whatever its
+// characters (the forgery is then caught only by the stored checkpoint at 10 or 30, on both paths alike).
+for (const [seq, value] of [[10, '/v1/réfunds'], [15, '/v1/"quoted"'], [19, 'tab\there'], [22, 'del\u007f'], [24, '/v1/😀'], [7, 'back\\slash']] as const) {
+  test(`route set to ${JSON.stringify(value)} at seq ${seq}: caught at ${seq}, and a re-chain of it only by a checkpoint, on both paths`, async (t) => {
+    const edited = await copyOf(t);
+    tamperSqlite(edited.db, (db) => db.prepare('UPDATE events SET route = ? WHERE account_id = ? AND seq = ?').run(value, ACCOUNT, seq));
+    const r = await both(t, ['--db', edited.db, '--data-dir', edited.dataDir]);
+    t.is(r.code, 1);
+    t.is(r.report.accounts[0].first_bad_seq, seq);
+    t.regex(r.report.accounts[0].reason, /header/);
+
+    const rechained = await copyOf(t);
+    tamperSqlite(rechained.db, (db) => {
+      db.prepare('UPDATE events SET route = ? WHERE account_id = ? AND seq = ?').run(value, ACCOUNT, seq);
+      rechain(db, seq);
+    });
+    const f = await both(t, ['--db', rechained.db, '--data-dir', rechained.dataDir]);
+    t.is(f.code, 1);
+    t.is(f.report.accounts[0].first_bad_seq, seq <= 10 ? 10 : 30); // the first stored checkpoint covering it
+  });
+}
+
 test('a cut-off tail caught by a saved checkpoint, a seq that is not a number, a wrong master key: same reports', async (t) => {
   const tail = await copyOf(t);
   tamperSqlite(tail.db, (db) => {

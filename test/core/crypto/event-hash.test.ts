@@ -1,6 +1,7 @@
 import test from 'ava';
 import { createHash } from 'node:crypto';
-import { canonicalHeader, canonicalHeaderFromRow, eventHash } from '../../../src/core/event-hash.js';
+import { canonicalHeader, canonicalHeaderFromRow, eventHash, hashCanonicalHeader, rowHeaderHash } from '../../../src/core/event-hash.js';
+import { asciiHeaderHash } from '../../../src/core/ascii-header-hash.js';
 import { EVENT_HEADER_FIELDS, type EventHeader, GENESIS_PREV_HASH } from '../../../src/core/event-shape.js';
 import { canonicalize } from '../../../src/core/jcs.js';
 import type { JsonObject } from '../../../src/core/json.js';
@@ -75,6 +76,49 @@ test('the row fast path equals canonicalize, or declines (null) for anything JCS
     const h = { ...base, seq: Number.MAX_SAFE_INTEGER, [f]: v };
     t.is(canonicalHeaderFromRow(EVENT_HEADER_FIELDS.map((k) => h[k])), canonicalize(h as unknown as JsonObject));
   }
+});
+
+test('the ASCII byte writer hashes exactly what the string path hashes, or declines', (t) => {
+  // Characters on both sides of every boundary the writer tests: controls, space, quote,
+  // backslash, ~, DEL, Latin-1, BMP, astral (a surrogate pair) and lone surrogates.
+  const alphabet = ['a', 'Z', '0', ' ', '!', '#', '[', ']', '~', '/', ':', ',', '{', '}', '"', '\\', '\u0000', '\u001f', '\n', '\u007f', '\u0080', 'é', '\u2028', '中', '😀', '\ud800', '\udfff'];
+  let seed = 7;
+  const random = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+  const word = () => Array.from({ length: random(6) }, () => alphabet[random(alphabet.length)]).join('');
+  let matched = 0;
+  let declined = 0;
+  for (let i = 0; i < 4000; i++) {
+    const h: EventHeader = { ...base, seq: 1 + random(2 ** 20), response_status: random(3) === 0 ? null : random(2) ? 201 : -7 };
+    for (const f of EVENT_HEADER_FIELDS) {
+      if (f === 'seq' || f === 'response_status' || f === 'payload_hash' || random(3) !== 0) continue;
+      (h as Record<string, unknown>)[f] = f !== 'account_id' && f !== 'ts' && f !== 'type' && f !== 'prev_hash' && random(4) === 0 ? null : word();
+    }
+    const row = EVENT_HEADER_FIELDS.map((f) => h[f]);
+    const strings = EVENT_HEADER_FIELDS.map((f) => h[f]).filter((v): v is string => typeof v === 'string').join('');
+    const fast = asciiHeaderHash(row);
+    if (/^[\u0020-\u007e]*$/.test(strings) && !/["\\]/.test(strings)) {
+      t.is(fast, hashCanonicalHeader(canonicalize(h as unknown as JsonObject)), JSON.stringify(h));
+      matched++;
+    } else {
+      t.is(fast, null, JSON.stringify(h));
+      declined++;
+    }
+    // Whichever way a row goes, its hash is the reference's (or null where JCS refuses it).
+    let reference: string | null = null;
+    try {
+      reference = eventHash(h);
+    } catch {
+      // a lone surrogate
+    }
+    const viaRow = rowHeaderHash(row);
+    if (viaRow !== null) t.is<string | null, string | null>(viaRow, reference);
+    else t.true(reference === null || canonicalHeaderFromRow(row) === null);
+  }
+  t.true(matched > 100 && declined > 100);
+  // Values longer than the writer's buffer take the string path.
+  const long = { ...base, route: '/'.repeat(40_000) };
+  t.is(asciiHeaderHash(EVENT_HEADER_FIELDS.map((f) => long[f])), null);
+  t.is(rowHeaderHash(EVENT_HEADER_FIELDS.map((f) => long[f])), eventHash(long));
 });
 
 test('a lone surrogate is refused, as JCS refuses it', (t) => {

@@ -1,0 +1,78 @@
+/**
+ * The event hash of a row whose header is plain printable ASCII, without building a string.
+ *
+ * Why: verify hashes ~1M headers, and building the canonical header as a JavaScript string
+ * (≈ 50 concatenations, then flattening and UTF-8 encoding it for the hash) cost about twice
+ * the SHA-256 itself. Here the same bytes are written straight into one reused buffer: the
+ * fixed text between values (the domain, braces, member names) is precomputed, each value is
+ * copied character by character, and the buffer is hashed once.
+ *
+ * What it hashes is exactly what hashCanonicalHeader(canonicalHeaderFromRow(r)) hashes, or it
+ * declines: a string value is copied only while every character is in 0x20–0x7e and is not a
+ * quote or a backslash — characters JCS writes verbatim and UTF-8 encodes as the one byte of
+ * their code — so the bytes equal the UTF-8 of that canonical string. Any other character
+ * (escapes, non-ASCII, surrogates), or a value too long for the buffer, returns null and the
+ * caller takes the string path, which handles them all. Numbers are written as String(v), as
+ * the string path writes them. test/core/crypto/event-hash.test.ts checks the two agree.
+ */
+import { EVENT_HEADER, EVENT_HEADER_FIELDS, ROW } from './event-shape.js';
+import { sha256Digest } from './merkle.js';
+
+const DOMAIN = 'gatehouse:event:v1\n';
+
+/** Members in JCS order (RFC 8785: by code unit; these names are ASCII), as in event-hash.ts. */
+const JCS_ORDER = [...EVENT_HEADER_FIELDS].sort();
+const POSITION = JCS_ORDER.map((f) => ROW[f]);
+const NUMERIC = JCS_ORDER.map((f) => EVENT_HEADER[f] === 'seq' || EVENT_HEADER[f] === 'int?');
+/** The bytes written before each value: the domain and `{"` for the first, `,"` after, the name, `":`. */
+const PREFIX = JCS_ORDER.map((f, k) => Buffer.from((k === 0 ? DOMAIN + '{"' : ',"') + f + '":', 'latin1'));
+
+/** Large enough for any header the ledger writes; a longer one takes the string path. */
+const CAPACITY = 16 * 1024;
+const out = new Uint8Array(CAPACITY);
+
+const QUOTE = 0x22, BACKSLASH = 0x5c, CLOSE_BRACE = 0x7d;
+const NULL_TEXT = [0x6e, 0x75, 0x6c, 0x6c]; // "null"
+
+/**
+ * Copy `s` into `out` at `at` if every character is one JCS writes verbatim as one byte;
+ * returns the new end, or -1 (nothing usable written) otherwise.
+ */
+function copyPlain(s: string, at: number): number {
+  if (at + s.length + 1 > CAPACITY) return -1; // + the closing quote or brace
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === QUOTE || c === BACKSLASH) return -1;
+    out[at++] = c;
+  }
+  return at;
+}
+
+/**
+ * SHA-256("gatehouse:event:v1\n" + JCS(header)) in lowercase hex for a row (EVENT_ROW_COLUMNS
+ * order) whose values have the header's types (rowHasHeaderTypes) and are plain printable
+ * ASCII; null when some value is not (the caller then uses canonicalHeaderFromRow).
+ */
+export function asciiHeaderHash(r: readonly unknown[]): string | null {
+  let at = 0;
+  for (let k = 0; k < PREFIX.length; k++) {
+    const prefix = PREFIX[k]!;
+    if (at + prefix.length + 4 > CAPACITY) return null;
+    for (let i = 0; i < prefix.length; i++) out[at++] = prefix[i]!;
+    const v = r[POSITION[k]!];
+    if (v === null) {
+      for (let i = 0; i < 4; i++) out[at++] = NULL_TEXT[i]!;
+    } else if (NUMERIC[k]) {
+      at = copyPlain(String(v), at);
+      if (at < 0) return null;
+    } else {
+      out[at++] = QUOTE;
+      at = copyPlain(v as string, at);
+      if (at < 0) return null;
+      out[at++] = QUOTE;
+    }
+  }
+  if (at + 1 > CAPACITY) return null;
+  out[at++] = CLOSE_BRACE;
+  return sha256Digest('sha256', out.subarray(0, at), 'hex');
+}
