@@ -14,6 +14,10 @@
  * (escapes, non-ASCII, surrogates), or a value too long for the buffer, returns null and the
  * caller takes the string path, which handles them all. Numbers are written as String(v), as
  * the string path writes them. test/core/crypto/event-hash.test.ts checks the two agree.
+ *
+ * It also makes rowHasHeaderTypes' checks as it goes (each value of its field's kind, the
+ * payload hash 64 lowercase hex digits), declining a row that fails one: one pass instead of
+ * two. The caller's string path checks the types itself.
  */
 import { EVENT_HEADER, EVENT_HEADER_FIELDS, ROW } from './event-shape.js';
 import { sha256Digest } from './merkle.js';
@@ -23,7 +27,7 @@ const DOMAIN = 'gatehouse:event:v1\n';
 /** Members in JCS order (RFC 8785: by code unit; these names are ASCII), as in event-hash.ts. */
 const JCS_ORDER = [...EVENT_HEADER_FIELDS].sort();
 const POSITION = JCS_ORDER.map((f) => ROW[f]);
-const NUMERIC = JCS_ORDER.map((f) => EVENT_HEADER[f] === 'seq' || EVENT_HEADER[f] === 'int?');
+const KIND = JCS_ORDER.map((f) => EVENT_HEADER[f]);
 /** The bytes written before each value: the domain and `{"` for the first, `,"` after, the name, `":`. */
 const PREFIX = JCS_ORDER.map((f, k) => Buffer.from((k === 0 ? DOMAIN + '{"' : ',"') + f + '":', 'latin1'));
 
@@ -48,10 +52,21 @@ function copyPlain(s: string, at: number): number {
   return at;
 }
 
+/** Whether `s` is 64 lowercase hex digits (the 'hex64?' kind), without a regex. */
+function isHex64(s: string): boolean {
+  if (s.length !== 64) return false;
+  for (let i = 0; i < 64; i++) {
+    const c = s.charCodeAt(i);
+    if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return false;
+  }
+  return true;
+}
+
 /**
  * SHA-256("gatehouse:event:v1\n" + JCS(header)) in lowercase hex for a row (EVENT_ROW_COLUMNS
  * order) whose values have the header's types (rowHasHeaderTypes) and are plain printable
- * ASCII; null when some value is not (the caller then uses canonicalHeaderFromRow).
+ * ASCII; null when some value is not (the caller then checks the types and uses
+ * canonicalHeaderFromRow).
  */
 export function asciiHeaderHash(r: readonly unknown[]): string | null {
   let at = 0;
@@ -60,14 +75,17 @@ export function asciiHeaderHash(r: readonly unknown[]): string | null {
     if (at + prefix.length + 4 > CAPACITY) return null;
     for (let i = 0; i < prefix.length; i++) out[at++] = prefix[i]!;
     const v = r[POSITION[k]!];
-    if (v === null) {
+    const kind = KIND[k]!;
+    if (v === null && kind !== 'seq' && kind !== 'text') {
       for (let i = 0; i < 4; i++) out[at++] = NULL_TEXT[i]!;
-    } else if (NUMERIC[k]) {
+    } else if (kind === 'seq' || kind === 'int?') {
+      if (typeof v !== 'number' || !Number.isSafeInteger(v) || (kind === 'seq' && v < 1)) return null;
       at = copyPlain(String(v), at);
       if (at < 0) return null;
     } else {
+      if (typeof v !== 'string' || (kind === 'hex64?' && !isHex64(v))) return null;
       out[at++] = QUOTE;
-      at = copyPlain(v as string, at);
+      at = copyPlain(v, at);
       if (at < 0) return null;
       out[at++] = QUOTE;
     }

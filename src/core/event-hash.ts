@@ -75,13 +75,15 @@ export function eventHash(header: EventHeader): string {
 }
 
 /**
- * The event hash of a row whose types are checked (rowHasHeaderTypes), or null when its header
- * needs the full JCS (canonicalHeader's header path names what is wrong). Plain ASCII headers,
- * nearly all of them, are hashed from bytes (ascii-header-hash.ts); the rest from the string.
+ * The event hash of a row (EVENT_ROW_COLUMNS order), or null when a value is not of its
+ * field's kind (rowHasHeaderTypes) or the header needs the full JCS: the reference path then
+ * names what is wrong. Plain ASCII headers, nearly all of them, are hashed from bytes
+ * (ascii-header-hash.ts, which checks the types as it writes); the rest from the string.
  */
 export function rowHeaderHash(r: readonly unknown[]): string | null {
   const ascii = asciiHeaderHash(r);
   if (ascii !== null) return ascii;
+  if (!rowHasHeaderTypes(r)) return null;
   const canonical = canonicalHeaderFromRow(r);
   return canonical === null ? null : hashCanonicalHeader(canonical);
 }
@@ -101,9 +103,9 @@ export function checkEventRow(
   r: readonly unknown[], expectedSeq: number, prevHash: string, accountId: string,
   opens: ((seq: number, payload: Uint8Array) => boolean) | null,
 ): string | null {
-  if (r[SEQ] !== expectedSeq || r[ACCOUNT_ID] !== accountId || r[PREV_HASH] !== prevHash || !rowHasHeaderTypes(r)) return null;
+  if (r[SEQ] !== expectedSeq || r[ACCOUNT_ID] !== accountId || r[PREV_HASH] !== prevHash) return null;
   const hash = r[ROW_HASH];
-  // equal to a SHA-256 output, so 64 lowercase hex digits
+  // rowHeaderHash checks the header's types; equal to a SHA-256 output, so 64 lowercase hex digits
   if (typeof hash !== 'string' || rowHeaderHash(r) !== hash) return null;
   const payload = r[ROW_PAYLOAD];
   const payloadHash = r[PAYLOAD_HASH];

@@ -2,7 +2,7 @@ import test from 'ava';
 import { createHash } from 'node:crypto';
 import { canonicalHeader, canonicalHeaderFromRow, eventHash, hashCanonicalHeader, rowHeaderHash } from '../../../src/core/event-hash.js';
 import { asciiHeaderHash } from '../../../src/core/ascii-header-hash.js';
-import { EVENT_HEADER_FIELDS, type EventHeader, GENESIS_PREV_HASH } from '../../../src/core/event-shape.js';
+import { EVENT_HEADER_FIELDS, type EventHeader, GENESIS_PREV_HASH, rowHasHeaderTypes } from '../../../src/core/event-shape.js';
 import { canonicalize } from '../../../src/core/jcs.js';
 import type { JsonObject } from '../../../src/core/json.js';
 
@@ -90,6 +90,7 @@ test('the ASCII byte writer hashes exactly what the string path hashes, or decli
   for (let i = 0; i < 4000; i++) {
     const h: EventHeader = { ...base, seq: 1 + random(2 ** 20), response_status: random(3) === 0 ? null : random(2) ? 201 : -7 };
     for (const f of EVENT_HEADER_FIELDS) {
+      if (f === 'payload_hash' && random(2) === 0) h.payload_hash = random(2) ? 'a0'.repeat(32) : null;
       if (f === 'seq' || f === 'response_status' || f === 'payload_hash' || random(3) !== 0) continue;
       (h as Record<string, unknown>)[f] = f !== 'account_id' && f !== 'ts' && f !== 'type' && f !== 'prev_hash' && random(4) === 0 ? null : word();
     }
@@ -115,6 +116,18 @@ test('the ASCII byte writer hashes exactly what the string path hashes, or decli
     else t.true(reference === null || canonicalHeaderFromRow(row) === null);
   }
   t.true(matched > 100 && declined > 100);
+  // A value not of its field's kind is declined by both, as rowHasHeaderTypes declines it.
+  const wrong: Array<[keyof EventHeader, unknown]> = [
+    ['seq', 0], ['seq', 1.5], ['seq', '1'], ['seq', null], ['seq', 2 ** 53], ['response_status', 1.5], ['response_status', '201'],
+    ['account_id', null], ['ts', 5], ['type', undefined], ['prev_hash', null], ['route', 7], ['actor', Buffer.from('x')],
+    ['payload_hash', 'A'.repeat(64)], ['payload_hash', 'a'.repeat(63)], ['payload_hash', 'g'.repeat(64)], ['payload_hash', 64],
+  ];
+  for (const [f, v] of wrong) {
+    const row: unknown[] = EVENT_HEADER_FIELDS.map((k) => (k === f ? v : base[k]));
+    t.false(rowHasHeaderTypes(row), `${f}=${String(v)}`);
+    t.is(asciiHeaderHash(row), null, `${f}=${String(v)}`);
+    t.is(rowHeaderHash(row), null, `${f}=${String(v)}`);
+  }
   // Values longer than the writer's buffer take the string path.
   const long = { ...base, route: '/'.repeat(40_000) };
   t.is(asciiHeaderHash(EVENT_HEADER_FIELDS.map((f) => long[f])), null);
