@@ -13,6 +13,22 @@ import { withCosignatureLines } from './cosignature-lines.js';
 import type { VerificationRun } from './run.js';
 import { type ParallelSettings, verifySlices } from './sqlite-slices.js';
 
+/**
+ * The distinct account_id values of events: the values `SELECT account_id FROM events GROUP BY
+ * account_id` gives, found by a loose scan of the (account_id, seq) primary key — one seek per
+ * account, each for the next value after the last one in the index's own order (`>` on the
+ * column against a value of the same column compares as the index sorts: type, then BINARY) —
+ * instead of reading all of the index's entries. The GROUP BY took 70–150 ms of CPU (0.1–0.5 s
+ * of wall time, before any worker starts) on a 1M-event file; this takes ~1 ms. NULL sorts
+ * first and ends the recursion, so it is looked for on its own, as GROUP BY would give it.
+ */
+const EVENT_ACCOUNTS = `WITH RECURSIVE present(id) AS (
+  SELECT (SELECT account_id FROM events WHERE account_id IS NOT NULL ORDER BY account_id LIMIT 1)
+  UNION ALL
+  SELECT (SELECT account_id FROM events WHERE account_id > present.id ORDER BY account_id LIMIT 1) FROM present WHERE present.id IS NOT NULL
+) SELECT id FROM present WHERE id IS NOT NULL
+UNION SELECT NULL WHERE EXISTS (SELECT 1 FROM events WHERE account_id IS NULL)`;
+
 export class SqliteLedgerReader {
   readonly ledgerId: string | null;
   readonly #db: BetterSqlite3.Database;
@@ -55,8 +71,8 @@ export class SqliteLedgerReader {
    */
   accounts(): string[] {
     const rows = this.#db.prepare(
-      'SELECT account_id FROM events GROUP BY account_id UNION SELECT account_id FROM checkpoints ' +
-        "UNION SELECT account_id FROM chains UNION SELECT id FROM accounts ORDER BY 1",
+      `${EVENT_ACCOUNTS} UNION SELECT account_id FROM checkpoints ` +
+        'UNION SELECT account_id FROM chains UNION SELECT id FROM accounts ORDER BY 1',
     ).raw(true).all() as Array<[string]>;
     return rows.map((r) => r[0]);
   }
