@@ -8,6 +8,8 @@ export interface ParallelSettings {
   minEvents: number;
   /** Most events per slice: bounds the leaves buffered ahead of the main thread (32 bytes each). */
   sliceEvents: number;
+  /** This thread's slices, as a fraction of a worker's (sqlite-slices.ts sliceBounds). */
+  mainShare: number;
 }
 
 /**
@@ -18,11 +20,14 @@ export interface ParallelSettings {
  * GATEHOUSE_VERIFY_PARALLEL_MIN and GATEHOUSE_VERIFY_SLICE override them (tests force the
  * parallel path on small ledgers with them).
  */
+const MAIN_SHARE = 0.75;
+
 export function readVerifyTuning(env: NodeJS.ProcessEnv = process.env): ParallelSettings {
   return {
     threads: wholeNumber(env.GATEHOUSE_VERIFY_THREADS, Math.min(os.availableParallelism(), 3)),
     minEvents: Math.max(wholeNumber(env.GATEHOUSE_VERIFY_PARALLEL_MIN, 50_000), 2),
     sliceEvents: Math.max(wholeNumber(env.GATEHOUSE_VERIFY_SLICE, 262_144), 1),
+    mainShare: fraction(env.GATEHOUSE_VERIFY_MAIN_SHARE, MAIN_SHARE),
   };
 }
 
@@ -30,4 +35,10 @@ function wholeNumber(value: string | undefined, fallback: number): number {
   if (value === undefined || value.trim() === '') return fallback;
   const n = Number(value);
   return Number.isSafeInteger(n) && n >= 0 ? n : fallback;
+}
+
+function fraction(value: string | undefined, fallback: number): number {
+  if (value === undefined || value.trim() === '') return fallback;
+  const n = Number(value);
+  return Number.isFinite(n) && n > 0 && n <= 1 ? n : fallback;
 }

@@ -110,6 +110,35 @@ export function* sliceRows(db: BetterSqlite3.Database, task: Pick<SliceTask, 'ac
   }
 }
 
+/**
+ * The slices' bounds: contiguous, covering seq 1..maxSeq and whatever sorts outside it (the
+ * first has no lower bound, the last no upper one), slice i this thread's when i % threads is
+ * 0. This thread's slices are `mainShare` the size of a worker's, since it also feeds every
+ * leaf to the Merkle frontier; no slice exceeds sliceEvents.
+ */
+export function sliceBounds(maxSeq: number, threads: number, settings: Pick<ParallelSettings, 'sliceEvents' | 'mainShare'>): Array<{ after: number | null; upTo: number | null }> {
+  const weight = (i: number) => (i % threads === 0 ? settings.mainShare : 1);
+  const totalOf = (n: number) => {
+    let sum = 0;
+    for (let i = 0; i < n; i++) sum += weight(i);
+    return sum;
+  };
+  let count = Math.max(Math.ceil(maxSeq / settings.sliceEvents), threads);
+  // Smaller slices here make the workers' larger: add a round of slices while one exceeds the bound.
+  while (maxSeq / totalOf(count) > settings.sliceEvents) count += threads;
+  const total = totalOf(count);
+  const bounds: Array<{ after: number | null; upTo: number | null }> = [];
+  let prev: number | null = null;
+  let sum = 0;
+  for (let i = 0; i < count; i++) {
+    sum += weight(i);
+    const upTo = i === count - 1 ? null : Math.round((maxSeq * sum) / total);
+    bounds.push({ after: prev, upTo });
+    prev = upTo;
+  }
+  return bounds;
+}
+
 type Outcome = { done: true } | { done: false; after: number | null };
 
 /**
@@ -133,13 +162,7 @@ export async function verifySlices(options: {
 }): Promise<Outcome> {
   const { file, db, run, accountId, maxSeq, dataKey, settings } = options;
   const threads = Math.max(settings.threads, 2);
-  const count = Math.max(Math.ceil(maxSeq / settings.sliceEvents), threads);
-  const slices: SliceTask[] = [];
-  for (let i = 0, prev: number | null = null; i < count; i++) {
-    const upTo = i === count - 1 ? null : Math.round((maxSeq * (i + 1)) / count);
-    slices.push({ id: i, accountId, after: prev, upTo, dataKey });
-    prev = upTo;
-  }
+  const slices = sliceBounds(maxSeq, threads, settings).map(({ after, upTo }, id) => ({ id, accountId, after, upTo, dataKey }));
   // Slice i is this thread's when i % threads === 0, else worker (i % threads) - 1's.
   const workerOf = (i: number): number => (i % threads) - 1;
   const state = slices.map(() => ({ batches: [] as SliceBatch[], ended: false, stopped: false, wake: null as (() => void) | null }));

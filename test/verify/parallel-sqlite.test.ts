@@ -7,7 +7,7 @@ import { unwrapForFastPath } from '../../src/core/account-data-key.js';
 import { readKeyFile } from '../../src/verify/key-file.js';
 import { VerificationRun } from '../../src/verify/run.js';
 import { SqliteLedgerReader } from '../../src/verify/sqlite-reader.js';
-import { verifySlices } from '../../src/verify/sqlite-slices.js';
+import { sliceBounds, verifySlices } from '../../src/verify/sqlite-slices.js';
 import { keysFromDataDir } from '../../src/verify/trust.js';
 import { runCli } from '../helpers/server-process.js';
 import { ACCOUNT, createLedger, rechain, tamperSqlite, type TestLedger } from './ledger-fixture.js';
@@ -22,7 +22,8 @@ import { ACCOUNT, createLedger, rechain, tamperSqlite, type TestLedger } from '.
  */
 
 const EVENTS = 30;
-const PARALLEL = { GATEHOUSE_VERIFY_THREADS: '2', GATEHOUSE_VERIFY_PARALLEL_MIN: '2', GATEHOUSE_VERIFY_SLICE: '6' };
+// Equal slices (mainShare 1) for the layout above; one case below makes this thread's smaller.
+const PARALLEL = { GATEHOUSE_VERIFY_THREADS: '2', GATEHOUSE_VERIFY_PARALLEL_MIN: '2', GATEHOUSE_VERIFY_SLICE: '6', GATEHOUSE_VERIFY_MAIN_SHARE: '1' };
 const THREE = { ...PARALLEL, GATEHOUSE_VERIFY_THREADS: '3' };
 const SINGLE = { GATEHOUSE_VERIFY_THREADS: '1' };
 /** Every column but the row's place (seq, account): what swapping two rows exchanges. */
@@ -89,7 +90,7 @@ function swap(db: BetterSqlite3.Database, a: number, b: number): void {
 
 test('the slices run on worker threads under ava: an intact ledger is taken whole, a tampered slice hands over where it stops', async (t) => {
   const { db, dataDir } = await copyOf(t);
-  const settings = { threads: 2, minEvents: 2, sliceEvents: 6 };
+  const settings = { threads: 2, minEvents: 2, sliceEvents: 6, mainShare: 1 };
   const slices = async (dataKey: Uint8Array | null = null) => {
     const reader = SqliteLedgerReader.open(db, settings);
     const run = new VerificationRun({ trustedKeys: keysFromDataDir(dataDir, reader.ledgerId), ledgerId: reader.ledgerId, given: [] });
@@ -199,6 +200,22 @@ for (const [seq, value] of [[10, '/v1/réfunds'], [15, '/v1/"quoted"'], [19, 'ta
     t.is(f.report.accounts[0].first_bad_seq, seq <= 10 ? 10 : 30); // the first stored checkpoint covering it
   });
 }
+
+test('this thread\'s slices smaller than the workers\' (the default share): intact and tampered, same reports', async (t) => {
+  // 30 events, slices of at most 8, this thread's half a worker's: this thread reads 1..3, 11..13
+  // and 21..23, the worker 4..10, 14..20 and 24..30.
+  t.deepEqual(sliceBounds(EVENTS, 2, { sliceEvents: 8, mainShare: 0.5 }).map((b) => b.upTo), [3, 10, 13, 20, 23, null]);
+  const weighted = { ...PARALLEL, GATEHOUSE_VERIFY_SLICE: '8', GATEHOUSE_VERIFY_MAIN_SHARE: '0.5' };
+  const c = await copyOf(t);
+  t.is((await both(t, ['--db', c.db, '--data-dir', c.dataDir, '--master-key', c.masterKey], weighted)).code, 0);
+  for (const seq of [3, 4, 13, 22, 25]) {
+    const edited = await copyOf(t);
+    tamperSqlite(edited.db, (db) => flipPayload(db, seq));
+    const r = await both(t, ['--db', edited.db, '--data-dir', edited.dataDir], weighted);
+    t.is(r.code, 1);
+    t.is(r.report.accounts[0].first_bad_seq, seq);
+  }
+});
 
 test('a cut-off tail caught by a saved checkpoint, a seq that is not a number, a wrong master key: same reports', async (t) => {
   const tail = await copyOf(t);
