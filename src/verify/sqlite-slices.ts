@@ -118,15 +118,15 @@ export function* sliceRows(db: BetterSqlite3.Database, task: Pick<SliceTask, 'ac
  */
 export function sliceBounds(maxSeq: number, threads: number, settings: Pick<ParallelSettings, 'sliceEvents' | 'mainShare'>): Array<{ after: number | null; upTo: number | null }> {
   const weight = (i: number) => (i % threads === 0 ? settings.mainShare : 1);
-  const totalOf = (n: number) => {
-    let sum = 0;
-    for (let i = 0; i < n; i++) sum += weight(i);
-    return sum;
-  };
   let count = Math.max(Math.ceil(maxSeq / settings.sliceEvents), threads);
-  // Smaller slices here make the workers' larger: add a round of slices while one exceeds the bound.
-  while (maxSeq / totalOf(count) > settings.sliceEvents) count += threads;
-  const total = totalOf(count);
+  let total = 0;
+  for (let i = 0; i < count; i++) total += weight(i);
+  // Smaller slices here make the workers' larger: add a round of slices (one here, one per
+  // worker) while a worker's would exceed the bound.
+  while (maxSeq / total > settings.sliceEvents) {
+    count += threads;
+    total += settings.mainShare + threads - 1;
+  }
   const bounds: Array<{ after: number | null; upTo: number | null }> = [];
   let prev: number | null = null;
   let sum = 0;
