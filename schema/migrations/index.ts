@@ -6,6 +6,7 @@ import * as webhookOutbox from './0004-webhook-outbox.js';
 import * as proofsAndWitnesses from './0005-proofs-and-witnesses.js';
 import * as reviewIndexes from './0006-review-indexes.js';
 import * as leaseDueIndex from './0007-lease-due-index.js';
+import * as fingerprintRepeatLookup from './0008-fingerprint-repeat-lookup.js';
 
 /** A static index: migrations are bundled with the code, never discovered on disk at run time. */
 const migrations: Record<string, Migration> = {
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '0005-proofs-and-witnesses': proofsAndWitnesses,
   '0006-review-indexes': reviewIndexes,
   '0007-lease-due-index': leaseDueIndex,
+  '0008-fingerprint-repeat-lookup': fingerprintRepeatLookup,
 };
 
 export const migrationProvider: MigrationProvider = {
