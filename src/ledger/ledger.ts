@@ -17,6 +17,7 @@ import type { AppendedEvent, EventInput } from './event-input.js';
 import { signCheckpoint, type Checkpoint } from './checkpoints.js';
 import { advanceChain, insertAndAdvance, type ChainHead, type RowInsert } from './chain-write.js';
 import { ChainTurns } from './chain-turns.js';
+import { HeadGuesses } from './head-guesses.js';
 import { STORED_LEVEL, storeSubtrees } from './merkle-nodes.js';
 import { compiledOnce, firstRow } from '../store/compiled-statement.js';
 
@@ -26,9 +27,6 @@ const ROW_TAKEN = Symbol('row taken');
 /** A checkpoint is signed in the append that crosses this many events since the last one. */
 export const CHECKPOINT_EVERY_EVENTS = 1000;
 
-/** Accounts whose last written head is remembered; past this the memory starts over (a miss costs one read). */
-const MAX_CACHED_HEADS = 10_000;
-const GUESS_PAUSE_AFTER_MISS_MS = 1000;
 /** Events written by one statement at most (PostgreSQL takes up to 65,535 parameters; an event has 18). */
 const MAX_EVENTS_PER_WRITE = 500;
 
@@ -43,10 +41,8 @@ const selectPayload = compiledOnce(
  * the caller's transaction, so a state change and its event commit together or not at all.
  */
 export class Ledger {
-  /** The head each account's chain had after this instance's last append: a guess, checked on use. */
-  private readonly heads = new Map<string, ChainHead>();
-  /** When a guess last missed, per account. */
-  private readonly missedAt = new Map<string, number>();
+  /** The head each account's chain had after this instance's last append (head-guesses.ts). */
+  private readonly guesses: HeadGuesses;
   /** PostgreSQL only: concurrent appends to one account write its head in turn (chain-turns.ts). */
   private readonly turns: ChainTurns | null;
   /** How each chain head write found the head it built on, for /metrics. */
@@ -61,6 +57,7 @@ export class Ledger {
     private readonly clock: Clock,
   ) {
     this.turns = store.dialect === 'postgres' ? new ChainTurns() : null;
+    this.guesses = new HeadGuesses(clock);
   }
 
   async append(trx: Db, input: EventInput): Promise<AppendedEvent> {
@@ -118,7 +115,7 @@ export class Ledger {
       // The head this instance wrote last is usually still the head: write on it without reading it
       // first. When another instance, a rolled-back transaction or a checkpoint moved it, the write
       // (a compare-and-set) does nothing, and the head is locked and read as it would be without a guess.
-      const guess = this.guessHead(trx, accountId);
+      const guess = this.guesses.guess(accountId, this.turns?.holds(trx, accountId) ?? false);
       // A row to insert first rides on the guessed write; with no guess it goes in on its own.
       if (rowFirst && !guess) {
         if (!(await rowFirst.insert(trx))) return null;
@@ -127,7 +124,7 @@ export class Ledger {
       const attempt = guess ? await this.writeNext(trx, guess, rest, dataKey, rowFirst) : null;
       if (attempt === ROW_TAKEN) return null;
       rowFirst = null;
-      if (guess && !attempt) this.missedAt.set(accountId, this.clock.now());
+      if (guess && !attempt) this.guesses.missed(accountId);
       this.headWrites[!guess ? 'read' : attempt ? 'guessed' : 'guess_missed']++;
       const written = attempt ?? await this.writeNext(trx, await this.lockChainHead(trx, accountId), rest, dataKey, null);
       if (!written || written === ROW_TAKEN) throw new InvariantError(`chain head of ${accountId} moved while locked`);
@@ -164,36 +161,19 @@ export class Ledger {
     };
     // Remembered before the write returns, so the next append to this account (in another
     // transaction, which will wait on this one's lock) already builds on these events.
-    this.rememberHead(inputs[0]!.account_id, next);
+    this.guesses.remember(inputs[0]!.account_id, next);
     const outcome = first
       ? await insertAndAdvance(trx, first, inputs[0]!.account_id, head, next, events)
       : { inserted: true, advanced: await advanceChain(this.store.dialect, trx, inputs[0]!.account_id, head, next, events) };
     if (!outcome.advanced) {
-      // Nothing was appended. When the row was taken the head was not even compared, so the guess
-      // stands; otherwise appends that meanwhile built on `next` will miss too, and later ones read.
-      if (this.heads.get(inputs[0]!.account_id) === next) {
-        if (outcome.inserted) this.heads.delete(inputs[0]!.account_id);
-        else this.heads.set(inputs[0]!.account_id, head);
-      }
+      // Nothing was appended. When the row was taken the head was not even compared: the guess stands.
+      this.guesses.unwritten(inputs[0]!.account_id, next, outcome.inserted ? null : head);
       return outcome.inserted ? null : ROW_TAKEN;
     }
     // Once per 256 events: the subtree hashes proofs read (merkle-nodes.ts).
     if (subtrees.length > 0) await storeSubtrees(trx, inputs[0]!.account_id, subtrees);
     if (checkpointDue) await this.insertCheckpoint(trx, inputs[0]!.account_id, frontier);
     return events.map((event) => ({ seq: event.seq, hash: event.hash, ts: event.ts }));
-  }
-
-  /**
-   * No guessing for a while after a miss: when other instances append to the same account most
-   * guesses miss, and a miss costs one round trip more than locking and reading the head at once.
-   */
-  private guessHead(trx: Db, accountId: string): ChainHead | undefined {
-    // A transaction that wrote the head holds its row lock: what it wrote is still the head (a
-    // batch of one account's units, postgres-group-commit.ts), so a recent miss is no reason to read.
-    if (this.turns?.holds(trx, accountId)) return this.heads.get(accountId);
-    const missedAt = this.missedAt.get(accountId);
-    if (missedAt !== undefined && this.clock.now() - missedAt < GUESS_PAUSE_AFTER_MISS_MS) return undefined;
-    return this.heads.get(accountId);
   }
 
   /**
@@ -215,14 +195,6 @@ export class Ledger {
     return row;
   }
 
-  private rememberHead(accountId: string, head: ChainHead): void {
-    if (this.heads.size >= MAX_CACHED_HEADS) {
-      this.heads.clear();
-      this.missedAt.clear();
-    }
-    this.heads.set(accountId, head);
-  }
-
   /** Signs a checkpoint of the account's chain as it is now (or returns the one already signed at this size). */
   async checkpoint(accountId: string): Promise<Checkpoint> {
     return this.store.transact(async (trx) => {
@@ -233,7 +205,7 @@ export class Ledger {
       if (existing) return existing;
       const frontier = MerkleFrontier.from(head.size, JSON.parse(head.frontier) as string[]);
       const checkpoint = await this.insertCheckpoint(trx, accountId, frontier);
-      this.rememberHead(accountId, { ...head, checkpoint_size: head.size });
+      this.guesses.remember(accountId, { ...head, checkpoint_size: head.size });
       await trx.updateTable('chains').set({ checkpoint_size: head.size }).where('account_id', '=', accountId).execute();
       return checkpoint;
     });
