@@ -35,16 +35,18 @@ const selectLocked = compiledOnce(
 export function operationInsert(row: OperationRow): RowInsert {
   return {
     query: (db) => insertQuery(db, row),
-    parameters: () => Object.values(row),
-    shape: () => Object.keys(row).join(),
+    parameters: () => insertValues(row),
+    shape: () => insertShape(row),
     insert: async (trx) => affectedRows(await insertRow(trx, row)) === 1,
   };
 }
 
 const insertQuery = (db: Db, row: OperationRow) => db.insertInto('operations').values(row).onConflict((oc) => oc.doNothing());
+const insertValues = (row: OperationRow) => Object.values(row);
+const insertShape = (row: OperationRow) => Object.keys(row).join();
 
-/** Every new-key claim runs it: compiled once (compiled-statement.ts). */
-const insertRow = compiledOnce(insertQuery, (row) => Object.values(row), (row) => Object.keys(row).join());
+/** Every new-key claim on SQLite, and on PostgreSQL one with no guessed head to ride on: compiled once (compiled-statement.ts). */
+const insertRow = compiledOnce(insertQuery, insertValues, insertShape);
 
 /** The operation points at its current approval (set when the approvals domain makes a request). */
 export async function pointAtApproval(trx: Db, accountId: string, id: string, approvalId: string): Promise<void> {
