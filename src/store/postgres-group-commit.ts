@@ -176,10 +176,14 @@ class BatchOutcome {
       return;
     }
     if (this.brokenBy) this.unitFailed(this.brokenBy.unit, this.brokenBy.error);
-    // The others (they ran fine, or never ran) go again; a lost connection counts as one of their tries.
     for (const unit of [...this.open]) {
+      // A lost connection counts as one of every unit's tries.
       if (isConnectionLoss(error)) this.tryAgain(unit, error);
-      else this.handBack(unit);
+      // Another unit broke the batch: this one (it ran fine, or never ran) goes again as it is.
+      else if (this.brokenBy) this.handBack(unit);
+      // The batch itself failed (no connection, BEGIN refused): that is each unit's own failure,
+      // answered or retried by the same rules, never handed back forever.
+      else this.unitFailed(unit, error);
     }
   }
 

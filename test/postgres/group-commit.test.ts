@@ -108,4 +108,13 @@ if (await postgresAvailable()) {
     const rows = await store.db.selectFrom('meta').select(['key', 'value']).where('key', 'in', ['a', 'b']).orderBy('key').execute();
     t.deepEqual(rows, [{ key: 'a', value: '2' }, { key: 'b', value: '2' }]);
   });
+
+  test('[postgres] a unit queued on a store that can no longer give a connection is answered with the error, not handed back forever', async (t) => {
+    const testStore = await createTestStore('postgres');
+    t.teardown(() => testStore.drop());
+    const store = await openStore(testStore.config.store);
+    await store.close();
+    await t.throwsAsync(store.transact((trx) => trx.insertInto('meta').values({ key: 'u00', value: 'x' }).execute(), { account: 'acme' }));
+  });
+
 }
