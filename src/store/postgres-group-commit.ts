@@ -4,7 +4,7 @@ import { WorkAbandonedError, type WorkScope } from './work-scope.js';
 import { isConnectionLoss, isRetryable, reportedError, retryPause } from './postgres-errors.js';
 
 /** Tries of one unit before its last error is the answer (a unit handed back by a batch another unit broke does not count). */
-export const MAX_ATTEMPTS = 8;
+const MAX_ATTEMPTS = 8;
 /** Units one transaction carries at most: bounds how long a batch holds its account's chain head. */
 const MAX_BATCH = 100;
 
@@ -38,33 +38,35 @@ interface Lane {
  * alone, so the whole batch rolls back: the thrower gets its error, and the units that had
  * succeeded run again in the next batch, which is guarded (each unit in a savepoint) so that a
  * run of failing requests cannot make the others run more than twice. Nothing is acknowledged
- * before its batch's COMMIT returned.
+ * before its batch's COMMIT returned. A unit that names no account is a batch of one: the same
+ * retries and answers, in a transaction of its own.
  */
 export class AccountGroupCommit {
-  private readonly lanes = new Map<string, Lane>();
+  /** By account; a unit that names none has a lane of its own (a symbol), so it is a batch of one. */
+  private readonly lanes = new Map<string | symbol, Lane>();
 
   constructor(private readonly db: Db, private readonly observer: () => CommitObserver | null) {}
 
-  run(accountId: string, run: QueuedUnit['run'], scope: WorkScope | undefined): Promise<unknown> {
+  run(laneKey: string | symbol, run: QueuedUnit['run'], scope: WorkScope | undefined): Promise<unknown> {
     return new Promise((resolve, reject) => {
       const unit: QueuedUnit = { run, scope, failures: 0, resolve, reject };
-      const lane = this.lanes.get(accountId);
+      const lane = this.lanes.get(laneKey);
       if (lane) {
         lane.queue.push(unit);
         return;
       }
       const started: Lane = { queue: [unit], guarded: false };
-      this.lanes.set(accountId, started);
-      void this.drain(accountId, started);
+      this.lanes.set(laneKey, started);
+      void this.drain(laneKey, started);
     });
   }
 
-  /** True while any account has units queued or running. */
+  /** True while any unit is queued or running. */
   get busy(): boolean {
     return this.lanes.size > 0;
   }
 
-  private async drain(accountId: string, lane: Lane): Promise<void> {
+  private async drain(laneKey: string | symbol, lane: Lane): Promise<void> {
     try {
       while (lane.queue.length > 0) {
         // Let the event loop hand over every unit that arrived during the last batch.
@@ -75,7 +77,7 @@ export class AccountGroupCommit {
       }
     } finally {
       // Synchronous with the last emptiness check: a unit queued from now on starts a new lane.
-      this.lanes.delete(accountId);
+      this.lanes.delete(laneKey);
     }
   }
 

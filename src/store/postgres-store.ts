@@ -1,12 +1,11 @@
 import pg from 'pg';
-import { Kysely, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient, type SelectQueryBuilder } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../schema/database.js';
-import { AfterCommit, StoreUnavailableError, type CommitObserver, type Db, type Store, type TransactOptions, type UnitOfWork } from './store.js';
+import { StoreUnavailableError, type CommitObserver, type Db, type Store, type TransactOptions, type UnitOfWork } from './store.js';
 import { int8AsNumber } from './pg-int8.js';
 import { RateLimitedLog } from '../core/rate-limited-log.js';
-import { currentScope, WorkAbandonedError, type WorkScope } from './work-scope.js';
-import { isConnectionLoss, isRetryable, reportedError, retryPause } from './postgres-errors.js';
-import { AccountGroupCommit, MAX_ATTEMPTS } from './postgres-group-commit.js';
+import { currentScope } from './work-scope.js';
+import { AccountGroupCommit } from './postgres-group-commit.js';
 
 /** How long a request waits for a connection, and for one statement, before the store counts as unreachable. */
 export const CONNECT_TIMEOUT_MS = 5_000;
@@ -51,39 +50,19 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * A unit in a transaction: shared with other units of its account when it names one
-   * (postgres-group-commit.ts), else its own. Serialization failures and deadlocks are retried. A
-   * connection lost before COMMIT was sent is retried too (the server rolled the transaction
-   * back); one lost during COMMIT may or may not have committed, so it is never retried: it
-   * surfaces as store_unavailable.
+   * A unit in a transaction: shared with other units of its account when it names one, else its
+   * own (a batch of one), both through postgres-group-commit.ts. Serialization failures and
+   * deadlocks are retried. A connection lost before COMMIT was sent is retried too (the server
+   * rolled the transaction back); one lost during COMMIT may or may not have committed, so it is
+   * never retried: it surfaces as store_unavailable.
    */
   async transact<T>(run: (trx: Db, work: UnitOfWork) => Promise<T>, options: TransactOptions = {}): Promise<T> {
     const scope = currentScope();
     scope?.unitQueued();
     try {
-      if (options.account !== undefined) return (await this.groupCommit.run(options.account, run, scope)) as T;
-      return await this.attempts(run, scope);
+      return (await this.groupCommit.run(options.account ?? Symbol('own transaction'), run, scope)) as T;
     } finally {
       scope?.unitSettled();
-    }
-  }
-
-  private async attempts<T>(run: (trx: Db, work: UnitOfWork) => Promise<T>, scope: WorkScope | undefined): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      const progress = { committing: false };
-      // A fresh list per attempt: an attempt that rolled back leaves nothing to run.
-      const work = new AfterCommit();
-      try {
-        const result = await this.db.connection().execute((connection) => runTransaction(connection, (trx) => run(trx, work), progress, this.onCommit, scope));
-        work.run();
-        return result;
-      } catch (error) {
-        if (error instanceof WorkAbandonedError) throw error;
-        const lost = isConnectionLoss(error);
-        const retryable = isRetryable(error) || (lost && !progress.committing);
-        if (!retryable || attempt >= MAX_ATTEMPTS) throw reportedError(error);
-        await retryPause(attempt, lost);
-      }
     }
   }
 
@@ -150,27 +129,4 @@ function preparingPool(pool: pg.Pool): PostgresPool {
     },
     end: () => pool.end(),
   };
-}
-
-async function runTransaction<T>(
-  connection: Db, run: (trx: Db) => Promise<T>, progress: { committing: boolean }, onCommit: CommitObserver | null, scope: WorkScope | undefined,
-): Promise<T> {
-  // A request whose client went away (or whose deadline passed) while it waited for a connection is not run.
-  scope?.unitStarting();
-  await sql`begin`.execute(connection);
-  let result: T;
-  try {
-    result = await run(connection);
-    // The last moment to give up: after this the request's answer must say it may have been written.
-    scope?.unitCommitting();
-  } catch (error) {
-    // On a lost connection the rollback fails too; the server has already rolled back.
-    await sql`rollback`.execute(connection).catch(() => undefined);
-    throw error;
-  }
-  progress.committing = true;
-  const began = performance.now();
-  await sql`commit`.execute(connection);
-  onCommit?.(1, (performance.now() - began) / 1000);
-  return result;
 }
