@@ -9,6 +9,7 @@ import { decide, type DecisionInput } from './decisions.js';
 import { viewOf, type ApprovalDeps } from './records.js';
 import type { WebhookTarget } from './webhook.js';
 import { WebhookOutbox } from './webhook-outbox.js';
+import type { WorkScope } from '../store/work-scope.js';
 import { UiSessions } from '../principals/sessions.js';
 
 export interface ApprovalsOptions {
@@ -53,8 +54,8 @@ export class Approvals implements ApprovalGate {
     await this.webhook.idle();
   }
 
-  decide(principal: Principal, approvalId: string, input: DecisionInput): Promise<ApprovalView> {
-    return decide(this.deps, this.gate, principal, approvalId, input);
+  decide(principal: Principal, approvalId: string, input: DecisionInput, workScope?: WorkScope): Promise<ApprovalView> {
+    return decide(this.deps, this.gate, principal, approvalId, input, workScope);
   }
 
   /** One approval, for an approver of its account or an admin; any other account's is not found. */

@@ -9,6 +9,7 @@ import { canActInAccount, requireRole, type Principal } from '../principals/role
 import type { ApprovalView } from './seam.js';
 import type { Gate } from './gate.js';
 import { eventFacts } from './gate.js';
+import type { WorkScope } from '../store/work-scope.js';
 import { loadOperation, viewOf, type ApprovalDeps, type ApprovalRow, type OperationFacts } from './records.js';
 
 /** An approver's decision (schema/requests/decide-approval.json). */
@@ -19,7 +20,9 @@ export type DecisionInput = DecideApprovalBody;
  * Records one approver's decision. The approver is the authenticated principal, never
  * a body field. One deny denies; `approvers_required` distinct approvals approve.
  */
-export async function decide(deps: ApprovalDeps, gate: Gate, principal: Principal, approvalId: string, input: DecisionInput): Promise<ApprovalView> {
+export async function decide(
+  deps: ApprovalDeps, gate: Gate, principal: Principal, approvalId: string, input: DecisionInput, workScope?: WorkScope,
+): Promise<ApprovalView> {
   requireRole(principal, 'approver', 'admin');
   return transactOrRefuse(deps.store, async (trx): Promise<ApprovalView | Refusal> => {
     const row = await deps.store.forUpdate(trx.selectFrom('approvals').selectAll().where('id', '=', approvalId)).executeTakeFirst();
@@ -47,7 +50,7 @@ export async function decide(deps: ApprovalDeps, gate: Gate, principal: Principa
     await record(deps, trx, row, op, principal, input, now);
     const fresh = await trx.selectFrom('approvals').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
     return viewOf(trx, deps.ledger, fresh, now);
-  });
+  }, { scope: workScope });
 }
 
 async function record(deps: ApprovalDeps, trx: Db, row: ApprovalRow, op: OperationFacts, principal: Principal, input: DecisionInput, now: number): Promise<void> {

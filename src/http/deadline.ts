@@ -1,11 +1,13 @@
 import type { Middleware } from 'koa';
 import { DomainError } from '../core/errors.js';
-import { runInScope, WorkScope } from '../store/work-scope.js';
+import type { Context } from 'koa';
+import { WorkScope } from '../store/work-scope.js';
 
 /**
  * No request outlives its deadline, and no request runs for a client that is gone.
  *
- * Each request runs in a WorkScope (src/store/work-scope.ts). When its client closes the
+ * Each request has a WorkScope (src/store/work-scope.ts; `workScopeOf`), which its handler passes
+ * with every unit of work it hands the store. When its client closes the
  * connection before the answer, the scope is abandoned: a unit of work not started yet is not
  * run, one not yet at COMMIT is rolled back. When the deadline passes first, the scope is
  * abandoned the same way and the client is answered at once with a 503:
@@ -31,7 +33,7 @@ export function deadlineMiddleware(deadlineMs: number): Middleware {
     const expired = new Promise<'deadline'>((resolve) => {
       timer = setTimeout(() => resolve('deadline'), deadlineMs);
     });
-    const work = runInScope(scope, () => next());
+    const work = next();
     // The work may fail after the deadline answered; that failure has no one left to tell. The
     // shedding in front holds the request's slot until the work really ends.
     ctx.state.workSettled = work.then(() => undefined, () => undefined);
@@ -51,4 +53,9 @@ export function deadlineMiddleware(deadlineMs: number): Middleware {
       ctx.res.off('close', onClose);
     }
   };
+}
+
+/** The request's WorkScope, for every unit of work its handler hands the store. */
+export function workScopeOf(ctx: Context): WorkScope {
+  return ctx.state.workScope as WorkScope;
 }

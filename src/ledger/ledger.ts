@@ -19,6 +19,7 @@ import { advanceChain, insertAndAdvance, type ChainHead, type RowInsert } from '
 import { ChainTurns } from './chain-turns.js';
 import { HeadGuesses } from './head-guesses.js';
 import { STORED_LEVEL, storeSubtrees } from './merkle-nodes.js';
+import type { WorkScope } from '../store/work-scope.js';
 import { compiledOnce, firstRow } from '../store/compiled-statement.js';
 
 /** writeNext's answer when the row to insert first was already there: nothing was written. */
@@ -196,7 +197,7 @@ export class Ledger {
   }
 
   /** Signs a checkpoint of the account's chain as it is now (or returns the one already signed at this size). */
-  async checkpoint(accountId: string): Promise<Checkpoint> {
+  async checkpoint(accountId: string, workScope?: WorkScope): Promise<Checkpoint> {
     return this.store.transact(async (trx) => {
       const head = await this.lockChainHead(trx, accountId, { create: false });
       if (!head) throw new DomainError('not_found', `account ${accountId} has no events yet`);
@@ -208,7 +209,7 @@ export class Ledger {
       this.guesses.remember(accountId, { ...head, checkpoint_size: head.size });
       await trx.updateTable('chains').set({ checkpoint_size: head.size }).where('account_id', '=', accountId).execute();
       return checkpoint;
-    });
+    }, { scope: workScope });
   }
 
   /** Checkpoints every chain that grew since its last one: the timer behind "at least every 10 s". */

@@ -10,6 +10,7 @@ import { answerExisting, answerReused } from './claim-existing.js';
 import { gateOrRefusal, requestApproval } from './claim-approval.js';
 import type { ClaimAnswer, ClaimRequest, ClaimResult, ClaimScope, OperationDeps } from './claim-types.js';
 import { transactOrRefuse } from '../store/refusals.js';
+import type { WorkScope } from '../store/work-scope.js';
 
 /**
  * The idempotent claim (docs/retry-contract.md). The unique constraint on
@@ -17,7 +18,7 @@ import { transactOrRefuse } from '../store/refusals.js';
  * check-then-insert: of any number of concurrent identical claims exactly one
  * inserts; the others find its row and answer from it.
  */
-export async function claimOperation(deps: OperationDeps, request: ClaimRequest): Promise<ClaimAnswer> {
+export async function claimOperation(deps: OperationDeps, request: ClaimRequest, workScope?: WorkScope): Promise<ClaimAnswer> {
   const { answer } = await transactOrRefuse(deps.store, async (trx, work): Promise<ClaimResult> => {
     const scope: ClaimScope = { deps, trx, work, request, nowMs: deps.clock.now() };
     // Most claims carry a new key: insert first, and look the key up only when a unique constraint
@@ -29,7 +30,7 @@ export async function claimOperation(deps: OperationDeps, request: ClaimRequest)
     const sameBusiness = await findByBusinessKey(scope);
     if (sameBusiness) return answerReused(scope, sameBusiness);
     return createOperation(scope);
-  }, { account: request.accountId });
+  }, { account: request.accountId, scope: workScope });
   return answer;
 }
 

@@ -14,6 +14,7 @@ import { reportEvent } from './reports.js';
 import type { ReportBody } from './report-types.js';
 import { resolveOperation, type ResolveBody } from './resolve.js';
 import { startSweeper, sweepExpiredLeases, type Sweeper } from './sweeper.js';
+import type { WorkScope } from '../store/work-scope.js';
 
 export interface OperationsDeps extends OperationDeps {
   policies: Policies;
@@ -25,30 +26,32 @@ const GATEWAY_PAYLOADS = new Set(['attempted', 'completed', 'resolved']);
 /**
  * The operations domain behind its routes: who may do what, then the claim,
  * reports, resolution and reads. `deps` is read at call time, so an approvals
- * gate wired into the context after construction is seen.
+ * gate wired into the context after construction is seen. `workScope` is the request's
+ * (http/deadline.ts): what it writes is dropped once the request is abandoned.
  */
 export class Operations {
   constructor(private readonly deps: OperationsDeps) {}
 
   /** Claims are made in the caller's own account (an admin's too). */
-  async claim(principal: Principal, idempotencyKey: string, body: ClaimBody): Promise<ClaimAnswer> {
-    return claimOperation(this.deps, toClaimRequest(this.deps.policies, principal, idempotencyKey, body));
+  async claim(principal: Principal, idempotencyKey: string, body: ClaimBody, workScope?: WorkScope): Promise<ClaimAnswer> {
+    return claimOperation(this.deps, toClaimRequest(this.deps.policies, principal, idempotencyKey, body), workScope);
   }
 
-  async report(principal: Principal, id: string, body: ReportBody): Promise<OperationJson> {
+  async report(principal: Principal, id: string, body: ReportBody, workScope?: WorkScope): Promise<OperationJson> {
     requireRole(principal, 'gateway', 'admin');
     const accountId = await accountForOperation(this.deps.store.db, principal, id, ['admin']);
-    return reportEvent(this.deps, principal, accountId, id, body);
+    return reportEvent(this.deps, principal, accountId, id, body, workScope);
   }
 
-  async resolve(principal: Principal, id: string, body: ResolveBody): Promise<OperationJson> {
+  async resolve(principal: Principal, id: string, body: ResolveBody, workScope?: WorkScope): Promise<OperationJson> {
     requireRole(principal, 'admin');
     const accountId = await accountForOperation(this.deps.store.db, principal, id, ['admin']);
-    return resolveOperation(this.deps, principal, accountId, id, body);
+    return resolveOperation(this.deps, principal, accountId, id, body, workScope);
   }
 
-  async get(principal: Principal, id: string): Promise<OperationJson> {
-    return readOperation(this.deps, await this.readableAccount(principal, id), id);
+  /** A read, but one that finds a lease run out records it (reads.ts): hence the scope. */
+  async get(principal: Principal, id: string, workScope?: WorkScope): Promise<OperationJson> {
+    return readOperation(this.deps, await this.readableAccount(principal, id), id, workScope);
   }
 
   /** Search (docs/http-api.md): a gateway in its own account, auditors and admins in the account they name. */

@@ -6,9 +6,10 @@ import { lockOperation } from './operation-rows.js';
 import { expireIfDue } from './transitions.js';
 import { isLeased } from './states.js';
 import type { OperationDeps } from './claim-types.js';
+import type { WorkScope } from '../store/work-scope.js';
 
 /** One operation; a lease that ran out shows as `unknown` on this read (and is recorded as such). */
-export async function readOperation(deps: OperationDeps, accountId: string, id: string): Promise<OperationJson> {
+export async function readOperation(deps: OperationDeps, accountId: string, id: string, workScope?: WorkScope): Promise<OperationJson> {
   const row = await deps.store.db.selectFrom('operations').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
   if (!row) throw new DomainError('not_found', `no operation ${id}`);
   if (!isLeased(row.state) || row.lease_expires_at === null || row.lease_expires_at > deps.clock.now()) {
@@ -18,7 +19,7 @@ export async function readOperation(deps: OperationDeps, accountId: string, id: 
   return deps.store.transact(async (trx) => {
     const locked = await lockOperation(deps.store, trx, accountId, id);
     return operationJson(trx, deps.ledger, await expireIfDue(trx, deps.ledger, locked!, deps.clock.now()));
-  });
+  }, { scope: workScope });
 }
 
 /** Header fields the timeline leaves out: the operation and account are the request's, the chain links are the audit API's. */

@@ -13,6 +13,7 @@ import { applyTransition, expireIfDue, transitionAllowed, type TransitionInput }
 import { gatedOperation } from './claim-approval.js';
 import { reportData, type ReportBody } from './report-types.js';
 import type { OperationDeps } from './claim-types.js';
+import type { WorkScope } from '../store/work-scope.js';
 
 type ReportResult = OperationJson | Refusal;
 
@@ -24,7 +25,7 @@ type ReportResult = OperationJson | Refusal;
  * (`lease_expired`) still commits.
  */
 export async function reportEvent(
-  deps: OperationDeps, principal: Principal, accountId: string, id: string, body: ReportBody,
+  deps: OperationDeps, principal: Principal, accountId: string, id: string, body: ReportBody, workScope?: WorkScope,
 ): Promise<OperationJson> {
   return transactOrRefuse(deps.store, async (trx, work): Promise<ReportResult> => {
     const nowMs = deps.clock.now();
@@ -56,7 +57,7 @@ export async function reportEvent(
     // The response was just sealed into the event the row now points at: answered from the report,
     // not read back and decrypted. A shredded account's events carry no payload: then, as a read, null.
     return terminalOperationJson(changed, (await deps.ledger.sealsPayloads(trx, row.account_id)) ? body.response : null);
-  }, { account: accountId });
+  }, { account: accountId, scope: workScope });
 }
 
 async function alreadyReported(trx: Db, operationId: string, digest: string): Promise<boolean> {

@@ -8,6 +8,7 @@ import { lockOperation } from './operation-rows.js';
 import { applyTransition, expireIfDue, transitionAllowed } from './transitions.js';
 import { notFound } from './reports.js';
 import type { OperationDeps } from './claim-types.js';
+import type { WorkScope } from '../store/work-scope.js';
 
 /** An admin's resolution (schema/requests/resolve-operation.json). */
 export type ResolveBody = ResolveOperationBody;
@@ -18,7 +19,7 @@ export type ResolveBody = ResolveOperationBody;
  * event's encrypted payload; later retries replay that response.
  */
 export async function resolveOperation(
-  deps: OperationDeps, principal: Principal, accountId: string, id: string, body: ResolveBody,
+  deps: OperationDeps, principal: Principal, accountId: string, id: string, body: ResolveBody, workScope?: WorkScope,
 ): Promise<OperationJson> {
   return transactOrRefuse(deps.store, async (trx): Promise<OperationJson | Refusal> => {
     const nowMs = deps.clock.now();
@@ -37,5 +38,5 @@ export async function resolveOperation(
       responseInEvent: response !== null,
     });
     return operationJson(trx, deps.ledger, settled);
-  }, { account: accountId });
+  }, { account: accountId, scope: workScope });
 }

@@ -5,6 +5,7 @@ import { InvariantError } from '../core/errors.js';
 import { constantTimeEqual } from '../core/hash.js';
 import { newId } from '../core/ids.js';
 import { generateApiKey, hashApiKey, looksLikeApiKey } from './api-keys.js';
+import type { WorkScope } from '../store/work-scope.js';
 import { isRole, type Principal, type Role } from './roles.js';
 
 /** Other instances see a revocation within this long: it bounds how stale the key cache may be. */
@@ -29,10 +30,10 @@ export class Principals {
    */
   constructor(private readonly store: Store, private readonly clock: Clock, private readonly cacheClock: Clock = monotonicClock) {}
 
-  async create(input: { account_id: string; roles: Role[]; name?: string | null }): Promise<CreatedPrincipal> {
+  async create(input: { account_id: string; roles: Role[]; name?: string | null }, workScope?: WorkScope): Promise<CreatedPrincipal> {
     const key = generateApiKey();
     const principal: Principal = { id: newId('prn'), account_id: input.account_id, roles: [...new Set(input.roles)], name: input.name ?? null };
-    await this.store.transact((trx) => insertPrincipal(trx, principal, hashApiKey(key), rfc3339(this.clock.now())));
+    await this.store.transact((trx) => insertPrincipal(trx, principal, hashApiKey(key), rfc3339(this.clock.now())), { scope: workScope });
     return { principal, key };
   }
 

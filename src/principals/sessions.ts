@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { constantTimeEqual, sha256Hex } from '../core/hash.js';
 import type { Store } from '../store/store.js';
 import type { Clock } from '../core/time.js';
+import type { WorkScope } from '../store/work-scope.js';
 import { isRole, type Principal } from './roles.js';
 
 /** An approver signs in for a working day at most; revoking the key ends the session at once. */
@@ -21,14 +22,14 @@ export interface UiSession {
 export class UiSessions {
   constructor(private readonly store: Store, private readonly clock: Clock) {}
 
-  async create(principalId: string): Promise<{ sessionId: string; csrfToken: string }> {
+  async create(principalId: string, workScope?: WorkScope): Promise<{ sessionId: string; csrfToken: string }> {
     const sessionId = crypto.randomBytes(32).toString('base64url');
     const csrfToken = crypto.randomBytes(32).toString('base64url');
     const now = this.clock.now();
     await this.store.transact(async (trx) => {
       await trx.deleteFrom('ui_sessions').where('expires_at', '<=', now).execute();
       await trx.insertInto('ui_sessions').values({ id_hash: hashId(sessionId), principal_id: principalId, csrf_token: csrfToken, expires_at: now + SESSION_TTL_MS }).execute();
-    });
+    }, { scope: workScope });
     return { sessionId, csrfToken };
   }
 
@@ -50,8 +51,8 @@ export class UiSessions {
     };
   }
 
-  async destroy(idHash: string): Promise<void> {
-    await this.store.transact((trx) => trx.deleteFrom('ui_sessions').where('id_hash', '=', idHash).execute());
+  async destroy(idHash: string, workScope?: WorkScope): Promise<void> {
+    await this.store.transact((trx) => trx.deleteFrom('ui_sessions').where('id_hash', '=', idHash).execute(), { scope: workScope });
   }
 }
 

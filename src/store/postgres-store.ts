@@ -4,7 +4,6 @@ import type { Database } from '../../schema/database.js';
 import { StoreUnavailableError, type CommitObserver, type Db, type Store, type TransactOptions, type UnitOfWork } from './store.js';
 import { int8AsNumber } from './pg-int8.js';
 import { RateLimitedLog } from '../core/rate-limited-log.js';
-import { currentScope } from './work-scope.js';
 import { AccountGroupCommit } from './postgres-group-commit.js';
 
 /** How long a request waits for a connection, and for one statement, before the store counts as unreachable. */
@@ -57,7 +56,7 @@ export class PostgresStore implements Store {
    * never retried: it surfaces as store_unavailable.
    */
   async transact<T>(run: (trx: Db, work: UnitOfWork) => Promise<T>, options: TransactOptions = {}): Promise<T> {
-    const scope = currentScope();
+    const scope = options.scope;
     scope?.unitQueued();
     try {
       return (await this.groupCommit.run(options.account ?? Symbol('own transaction'), run, scope)) as T;

@@ -3,8 +3,8 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../schema/database.js';
-import { AfterCommit, isSqliteBusy as isBusy, isSqliteOutage, StoreUnavailableError, type CommitObserver, type Db, type Store, type UnitOfWork } from './store.js';
-import { currentScope, type WorkScope } from './work-scope.js';
+import { AfterCommit, isSqliteBusy as isBusy, isSqliteOutage, StoreUnavailableError, type CommitObserver, type Db, type Store, type TransactOptions, type UnitOfWork } from './store.js';
+import type { WorkScope } from './work-scope.js';
 
 const MAX_BATCH = 256;
 /** Distinct SQL texts kept prepared; `in (…)` lists of varying length make new texts, so the cache is bounded. */
@@ -88,8 +88,8 @@ export class SqliteStore implements Store {
     return statement;
   }
 
-  transact<T>(run: (trx: Db, work: UnitOfWork) => Promise<T>): Promise<T> {
-    const scope = currentScope();
+  transact<T>(run: (trx: Db, work: UnitOfWork) => Promise<T>, options: TransactOptions = {}): Promise<T> {
+    const scope = options.scope;
     try {
       scope?.unitQueued();
     } catch (error) {

@@ -1,5 +1,6 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../schema/database.js';
+import type { WorkScope } from './work-scope.js';
 
 export type Db = Kysely<Database>;
 export type Dialect = 'sqlite' | 'postgres';
@@ -13,6 +14,11 @@ export interface TransactOptions {
    * PostgreSQL unit has a transaction of its own.
    */
   account?: string;
+  /**
+   * The request the unit works for (http/deadline.ts): once it is abandoned, a unit that has not
+   * started is not run and one that has not reached COMMIT rolls back. Background work has none.
+   */
+  scope?: WorkScope;
 }
 
 /**

@@ -1,9 +1,11 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-
 /**
- * What one request's units of work may still do, told to the store without passing it through
- * every domain call: the HTTP edge runs the request inside a scope (AsyncLocalStorage), and the
- * store reads it when a unit starts and just before it commits.
+ * What one request's units of work may still do. The HTTP edge makes one per request
+ * (http/deadline.ts); the domain passes it to each unit it hands the store (`transact(unit,
+ * { scope })`), and the store reads it when a unit starts and just before it commits.
+ *
+ * Passed, not ambient: AsyncLocalStorage on Node 20 runs a promise hook on every promise of the
+ * process (new-key claims were × 1.076 without it), and an ambient scope leaks into work a request
+ * merely set off (a group commit's next batch, after-commit work) and abandons it with the request.
  *
  * Once the scope is abandoned (the client went away, or the request deadline passed), a unit that
  * has not started is not run and a unit that has not reached COMMIT is rolled back. The check and
@@ -65,21 +67,4 @@ export class WorkAbandonedError extends Error {
     super(reason === 'client_gone' ? 'the client went away before the work was done; nothing was written' : 'the request deadline passed before the work was done; nothing was written');
     this.name = 'WorkAbandonedError';
   }
-}
-
-const scopes = new AsyncLocalStorage<WorkScope>();
-
-/** Runs `fn` with `scope` as the scope of every unit of work it starts. */
-export function runInScope<T>(scope: WorkScope, fn: () => Promise<T>): Promise<T> {
-  return scopes.run(scope, fn);
-}
-
-/** The scope of the request being served, if any (CLI verbs and background work have none). */
-export function currentScope(): WorkScope | undefined {
-  return scopes.getStore();
-}
-
-/** Runs `fn` outside any request's scope: shared work (a health probe several requests wait on) is no one request's to abandon. */
-export function outsideScope<T>(fn: () => T): T {
-  return scopes.exit(fn);
 }

@@ -32,6 +32,7 @@ export interface TestAppOptions {
   clock?: Clock;
   maxBodyBytes?: number;
   trustedProxies?: number;
+  requestDeadlineMs?: number;
   logger?: Logger;
   /** A policies file's contents (`{"policies": [...]}`), written to the data dir and loaded as `serve --config` does. */
   policies?: object;
@@ -55,6 +56,7 @@ export async function startTestApp(t: ExecutionContext | null, kind: StoreKind, 
   const adminKey = (await createFirstAdmin(context))!;
   const server = await startServer(context, {
     host: '127.0.0.1', port: 0, maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024, trustedProxies: options.trustedProxies,
+    requestDeadlineMs: options.requestDeadlineMs,
   });
   const app: TestApp = {
     store, context, server, url: server.url, adminKey,

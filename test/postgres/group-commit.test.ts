@@ -2,7 +2,7 @@ import test, { type ExecutionContext } from 'ava';
 import { sql } from 'kysely';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
-import { runInScope, WorkAbandonedError, WorkScope } from '../../src/store/work-scope.js';
+import { WorkAbandonedError, WorkScope } from '../../src/store/work-scope.js';
 import { createTestStore } from '../helpers/stores.js';
 import { postgresAvailable } from './cluster.js';
 
@@ -62,13 +62,10 @@ if (await postgresAvailable()) {
   test('[postgres] a unit whose request is abandoned mid-batch is rolled back and says so; the others commit', async (t) => {
     const { store } = await freshStore(t);
     const scope = new WorkScope();
-    const results = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => {
-      const unit = () => store.transact(async (trx) => {
-        await trx.insertInto('meta').values({ key: name(i), value: 'x' }).execute();
-        if (i === 2) t.false(scope.abandon('client_gone').mayHaveWritten, 'not committing yet');
-      }, { account: 'acme' });
-      return i === 2 ? runInScope(scope, unit) : unit();
-    }));
+    const results = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => store.transact(async (trx) => {
+      await trx.insertInto('meta').values({ key: name(i), value: 'x' }).execute();
+      if (i === 2) t.false(scope.abandon('client_gone').mayHaveWritten, 'not committing yet');
+    }, { account: 'acme', scope: i === 2 ? scope : undefined })));
     t.true((results[2] as PromiseRejectedResult).reason instanceof WorkAbandonedError);
     t.deepEqual(results.filter((r) => r.status === 'fulfilled').length, 5);
     t.deepEqual(await keys(store), [0, 1, 3, 4, 5].map(name));

@@ -12,6 +12,8 @@ import type { RawParams } from '../../operations/query-params.js';
 import { approvalsOfOperation } from '../../approvals/for-operation.js';
 import { chainPanel } from '../../ledger/chain-panel.js';
 import { sendHtml, viewingSession } from './session.js';
+import { workScopeOf } from '../deadline.js';
+import type { WorkScope } from '../../store/work-scope.js';
 import { chainPage, duplicatesPage, operationPage, searchPage, type OperationData } from './review-pages.js';
 
 export type ReviewPageDeps = Pick<AppContext, 'operations' | 'approvals' | 'store' | 'ledger' | 'ledgerId' | 'clock'>;
@@ -45,7 +47,7 @@ export function reviewPages(router: Router, deps: ReviewPageDeps): void {
   router.get('/review/operations/:id', async (ctx) => {
     const session = await reviewSession(ctx, deps);
     if (!session) return;
-    const data = await operationData(deps, session.principal, ctx.params.id!);
+    const data = await operationData(deps, session.principal, ctx.params.id!, workScopeOf(ctx));
     if (asJson(ctx)) return sendJson(ctx, data);
     sendHtml(ctx, 200, operationPage(session, data));
   });
@@ -82,8 +84,8 @@ export function reviewPages(router: Router, deps: ReviewPageDeps): void {
 }
 
 /** The operation, its timeline with every payload (auditors read them all), its command and approvals. */
-async function operationData(deps: ReviewPageDeps, principal: Principal, id: string): Promise<OperationData> {
-  const operation = await deps.operations.get(principal, id);
+async function operationData(deps: ReviewPageDeps, principal: Principal, id: string, workScope: WorkScope): Promise<OperationData> {
+  const operation = await deps.operations.get(principal, id, workScope);
   const { events } = await deps.operations.timeline(principal, id);
   const attempted = events.find((e) => e.type === 'attempted');
   const approvals = await approvalsOfOperation(deps.store.db, deps.ledger, deps.clock.now(), operation.account_id, id);

@@ -12,6 +12,7 @@ import { reviewPages, type ReviewPageDeps } from './review-routes.js';
 import { detailPage, listPage } from './pages.js';
 import { COOKIE, postingSession, refuseCrossSite, SECURITY_HEADERS, sendHtml, uiErrors, viewingSession } from './session.js';
 import { clientOf, SignInThrottle } from './sign-in-throttle.js';
+import { workScopeOf } from '../deadline.js';
 import { STYLESHEET } from './style.js';
 
 /** A sign-in form holds one key (~50 bytes) and a CSRF-free field or two: 4 KiB, within 5 s. */
@@ -64,7 +65,7 @@ export function uiRoutes(deps: Pick<AppContext, 'approvals' | 'principals' | 'cl
         if (lock) deps.logger.warn({ client, locked_for_seconds: lock.lockedForSeconds }, 'approver sign-in locked out after repeated failures');
         return sendHtml(ctx, 401, loginPage('That key is unknown, revoked, or does not belong to an approver, auditor or admin.'));
       }
-      const { sessionId } = await approvals.sessions.create(principal.id);
+      const { sessionId } = await approvals.sessions.create(principal.id, workScopeOf(ctx));
       ctx.cookies.set(COOKIE, sessionId, { httpOnly: true, sameSite: 'strict', path: '/ui', secure: ctx.secure, overwrite: true, maxAge: 8 * 3600 * 1000 });
       ctx.status = 303;
       ctx.redirect(homeOf(principal));
@@ -74,7 +75,7 @@ export function uiRoutes(deps: Pick<AppContext, 'approvals' | 'principals' | 'cl
   });
   router.post('/logout', async (ctx) => {
     const session = await postingSession(ctx, approvals);
-    await approvals.sessions.destroy(session.idHash);
+    await approvals.sessions.destroy(session.idHash, workScopeOf(ctx));
     ctx.cookies.set(COOKIE, '', { httpOnly: true, sameSite: 'strict', path: '/ui', secure: ctx.secure, maxAge: 0 });
     ctx.status = 303;
     ctx.redirect('/ui/login');
@@ -97,7 +98,7 @@ export function uiRoutes(deps: Pick<AppContext, 'approvals' | 'principals' | 'cl
     const decision = form.get('decision');
     if (decision !== 'approve' && decision !== 'deny') throw new DomainError('invalid_request', 'choose approve or deny');
     try {
-      await approvals.decide(session.principal, ctx.params.id!, { decision, fingerprint: form.get('fingerprint') ?? '', reason: form.get('reason') ?? null });
+      await approvals.decide(session.principal, ctx.params.id!, { decision, fingerprint: form.get('fingerprint') ?? '', reason: form.get('reason') ?? null }, workScopeOf(ctx));
     } catch (error) {
       if (!(error instanceof DomainError) || error.code === 'not_found' || error.code === 'forbidden') throw error;
       // Show the approval again, as it is now, with what went wrong.

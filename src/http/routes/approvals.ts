@@ -4,6 +4,7 @@ import { principalOf } from '../auth.js';
 import { readJsonBody } from '../body.js';
 import { validateDecision } from '../request-schemas.js';
 import { enumParam, integerParam, stringParam } from '../query.js';
+import { workScopeOf } from '../deadline.js';
 import type { RouteModule } from '../route-module.js';
 
 
@@ -27,7 +28,7 @@ export function approvalRoutes(deps: Pick<AppContext, 'approvals'>): RouteModule
   router.post('/v1/approvals/:id/decisions', async (ctx) => {
     const principal = principalOf(ctx);
     const body = validateDecision(await readJsonBody(ctx, ctx.state.maxBodyBytes));
-    ctx.body = { approval: await deps.approvals.decide(principal, ctx.params.id!, body) };
+    ctx.body = { approval: await deps.approvals.decide(principal, ctx.params.id!, body, workScopeOf(ctx)) };
   });
   return { router, bodies: { 'POST /v1/approvals/:id/decisions': validateDecision } };
 }

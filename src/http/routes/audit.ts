@@ -11,6 +11,7 @@ import { requireRole } from '../../principals/roles.js';
 import { validateAccountId } from '../../principals/accounts.js';
 import { rfc3339 } from '../../core/time.js';
 import { eventsPage, exportLines } from '../../ledger/export.js';
+import { workScopeOf } from '../deadline.js';
 import { withCosignaturesOne } from '../../ledger/cosignatures.js';
 
 const MAX_PAGE = 1000;
@@ -44,7 +45,7 @@ export function ledgerRoutes(deps: Pick<AppContext, 'store' | 'ledger' | 'clock'
     requireRole(principalOf(ctx), 'auditor', 'admin');
     const { account_id } = validateCheckpointRequest(await readJsonBody(ctx, ctx.state.maxBodyBytes));
     ctx.status = 201;
-    ctx.body = await withCosignaturesOne(deps.store.db, await deps.ledger.checkpoint(validateAccountId(account_id)));
+    ctx.body = await withCosignaturesOne(deps.store.db, await deps.ledger.checkpoint(validateAccountId(account_id), workScopeOf(ctx)));
   });
 
   router.get('/v1/audit/export', async (ctx) => {

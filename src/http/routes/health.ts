@@ -3,7 +3,6 @@ import type { AppContext } from '../../context.js';
 import { rfc3339 } from '../../core/time.js';
 import { RateLimitedLog } from '../../core/rate-limited-log.js';
 import { probeWritable } from '../../store/health-probe.js';
-import { outsideScope } from '../../store/work-scope.js';
 import type { RouteModule } from '../route-module.js';
 import { RETRY_AFTER_SECONDS } from '../error-status.js';
 
@@ -18,10 +17,11 @@ export const HEALTH_PROBE_TIMEOUT_MS = 2_000;
 export function healthRoutes(deps: Pick<AppContext, 'store' | 'clock' | 'logger' | 'ledgerId'>): RouteModule {
   const router = new Router();
   const failures = new RateLimitedLog((kind, count, message) => deps.logger.warn({ count }, `${kind}: ${message}`));
-  // Polls during an outage share one probe in flight instead of queueing a write each.
+  // Polls during an outage share one probe in flight instead of queueing a write each. It is no
+  // one poll's work, so it is given no request's WorkScope: a poller that goes away abandons nothing.
   let probe: Promise<void> | null = null;
   router.get('/v1/healthz', async (ctx) => {
-    probe ??= outsideScope(() => probeWritable(deps.store, rfc3339(deps.clock.now()))).finally(() => {
+    probe ??= probeWritable(deps.store, rfc3339(deps.clock.now())).finally(() => {
       probe = null;
     });
     let timer: NodeJS.Timeout | undefined;

@@ -10,6 +10,7 @@ import { validateClaim, validateReport, validateResolve } from '../request-schem
 import { parseIdempotencyKey } from '../../operations/claim-request.js';
 import type { ClaimAnswer, ClaimOutcome } from '../../operations/claim-types.js';
 import { normalizeReport } from '../../operations/report-types.js';
+import { workScopeOf } from '../deadline.js';
 import { parseSearchParams } from '../../operations/search-params.js';
 
 /** The status of each claim outcome (docs/retry-contract.md, the claim outcome table). */
@@ -28,7 +29,7 @@ export function operationRoutes(deps: Pick<AppContext, 'operations' | 'metrics'>
     const body = validateClaim(await readJsonBody(ctx, ctx.state.maxBodyBytes));
     let answer: ClaimAnswer;
     try {
-      answer = await operations().claim(principal, key, body);
+      answer = await operations().claim(principal, key, body, workScopeOf(ctx));
     } catch (error) {
       // Refusals that are claim outcomes of their own (a changed payload, a busy scope) are counted too.
       if (error instanceof DomainError && (error.code === 'fingerprint_mismatch' || error.code === 'scope_busy')) deps.metrics.claims.inc({ outcome: error.code });
@@ -44,20 +45,20 @@ export function operationRoutes(deps: Pick<AppContext, 'operations' | 'metrics'>
   });
 
   router.get('/v1/operations/:id', async (ctx) => {
-    ctx.body = { operation: await operations().get(principalOf(ctx), ctx.params.id!) };
+    ctx.body = { operation: await operations().get(principalOf(ctx), ctx.params.id!, workScopeOf(ctx)) };
   });
 
   router.post('/v1/operations/:id/events', async (ctx) => {
     const principal = principalOf(ctx);
     const report = normalizeReport(validateReport(await readJsonBody(ctx, ctx.state.maxBodyBytes)));
-    ctx.body = { operation: await operations().report(principal, ctx.params.id!, report) };
+    ctx.body = { operation: await operations().report(principal, ctx.params.id!, report, workScopeOf(ctx)) };
   });
 
   router.post('/v1/operations/:id/resolve', async (ctx) => {
     const principal = principalOf(ctx);
     requireRole(principal, 'admin');
     const body = validateResolve(await readJsonBody(ctx, ctx.state.maxBodyBytes));
-    ctx.body = { operation: await operations().resolve(principal, ctx.params.id!, body) };
+    ctx.body = { operation: await operations().resolve(principal, ctx.params.id!, body, workScopeOf(ctx)) };
   });
 
   router.get('/v1/operations/:id/timeline', async (ctx) => {

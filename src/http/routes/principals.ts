@@ -4,6 +4,7 @@ import { readJsonBody } from '../body.js';
 import { principalOf } from '../auth.js';
 import type { RouteModule } from '../route-module.js';
 import { validateCreatePrincipal } from '../request-schemas.js';
+import { workScopeOf } from '../deadline.js';
 import { requireRole } from '../../principals/roles.js';
 
 export function principalRoutes(deps: Pick<AppContext, 'principals'>): RouteModule {
@@ -11,7 +12,7 @@ export function principalRoutes(deps: Pick<AppContext, 'principals'>): RouteModu
   router.post('/v1/principals', async (ctx) => {
     requireRole(principalOf(ctx), 'admin');
     const body = validateCreatePrincipal(await readJsonBody(ctx, ctx.state.maxBodyBytes));
-    const created = await deps.principals.create(body);
+    const created = await deps.principals.create(body, workScopeOf(ctx));
     ctx.status = 201;
     ctx.body = created;
   });
