@@ -1,11 +1,13 @@
 // The claim, report and replay paths without HTTP: CPU microseconds per new-key claim, per
 // `sent` and `completed` report and per replay of a finished operation, through the real
 // Operations domain on a durable store (SQLite group commit, or PostgreSQL), 50 in flight. It
-// isolates the ledger and store cost from Koa's, so a change to either shows here.
+// isolates the ledger and store cost from Koa's, so a change to either shows here. Next to the
+// product's claims it measures the lean claim (bench/lean-claims.ts) the same way: the floor of
+// this design's CPU per claim without HTTP, in the same run (SQLite only).
 // On PostgreSQL it also reads the CPU of the service's own backends (from /proc, by the pids
 // pg_stat_activity gives for application_name 'gatehouse'): the database's share of each operation.
 //
-//   npx tsx bench/claim-path.ts [--postgres] [--claims N] [--in-flight N] [--only claims|reports|replays] [--profile DIR]
+//   npx tsx bench/claim-path.ts [--postgres] [--claims N] [--in-flight N] [--only claims|lean|reports|replays] [--profile DIR]
 //
 // --claims N: operations measured on each path (10,000; 2,000 with `quick`). --only: the paths
 // measured (all three by default; repeatable). --profile writes a CPU profile of each measured
@@ -20,6 +22,7 @@ import pg from 'pg';
 import type { Principal } from '../src/principals/roles.js';
 import type { StoreLocation } from '../src/store/open-store.js';
 import { startTestApp, type TestApp } from '../test/helpers/app.js';
+import { openLeanClaims } from './lean-claims.js';
 
 export interface PathCost {
   count: number;
@@ -35,12 +38,14 @@ export interface ClaimPathResult {
   claims_per_sec?: number;
   cpu_us_per_claim?: number;
   database_cpu_us_per_claim?: number;
+  /** The lean claim's new-key claims (SQLite): the floor of cpu_us_per_claim. */
+  lean?: PathCost;
   sent?: PathCost;
   completed?: PathCost;
   replays?: PathCost;
 }
 
-export type PathName = 'claims' | 'reports' | 'replays';
+export type PathName = 'claims' | 'lean' | 'reports' | 'replays';
 
 export interface ClaimPathOptions {
   quick?: boolean;
@@ -71,6 +76,7 @@ export async function benchClaimPath(options: ClaimPathOptions = {}): Promise<Cl
       result.cpu_us_per_claim = claims.cpu_us;
       if (claims.database_cpu_us !== undefined) result.database_cpu_us_per_claim = claims.database_cpu_us;
     }
+    if (wanted('lean') && !options.postgres) result.lean = await leanClaims(count, options.inFlight ?? 50, (run) => measured('lean', run));
     if (wanted('reports')) {
       await paths.finish(await paths.claims(500, 'warm-report'));
       const leases = await paths.claims(count, 'report');
@@ -119,6 +125,26 @@ async function startProfiler(): Promise<Session> {
   return session;
 }
 
+/** The lean claim's new-key claims, `inFlight` at a time, with the bodies the product's claims carry. */
+async function leanClaims(count: number, inFlight: number, measured: (run: () => Promise<unknown>) => Promise<PathCost>): Promise<PathCost> {
+  const lean = await openLeanClaims();
+  try {
+    const claims = (prefix: string, n: number) => inTurns(n, inFlight, (i) => lean.claim(`${prefix}-${i}`, ClaimPaths.bodyFor(`${prefix}-${i}`)));
+    await claims('warm', 500);
+    return await measured(() => claims('bench', count));
+  } finally {
+    lean.close();
+  }
+}
+
+/** `count` calls of `run(i)`, `inFlight` at a time. */
+async function inTurns(count: number, inFlight: number, run: (i: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: inFlight }, async () => {
+    while (next < count) await run(next++);
+  }));
+}
+
 interface Claimed {
   key: string;
   id: string;
@@ -129,7 +155,7 @@ class ClaimPaths {
   constructor(private readonly app: TestApp, private readonly principal: Principal, private readonly inFlight: number) {}
 
   /** A new key names a new intended write, so each carries its own command (as in http-claims): one command for every key would make each claim a repeat for the duplicates report. */
-  private bodyFor(key: string) {
+  static bodyFor(key: string) {
     return { method: 'POST', route: '/v1/tickets', command: { title: `Disk full on ${key}`, priority: 2, tags: ['pager', 'db'] } };
   }
 
@@ -137,7 +163,7 @@ class ClaimPaths {
     const out: Claimed[] = [];
     await this.each(count, async (i) => {
       const key = `${prefix}-${i}`;
-      const answer = await this.app.context.operations.claim(this.principal, key, this.bodyFor(key));
+      const answer = await this.app.context.operations.claim(this.principal, key, ClaimPaths.bodyFor(key));
       if (!answer.lease) throw new Error(`claim ${key}: ${answer.outcome}`);
       out.push({ key, id: answer.operation.id, token: answer.lease.token });
     });
@@ -162,17 +188,13 @@ class ClaimPaths {
   async replays(finished: Claimed[], count: number): Promise<void> {
     await this.each(count, async (i) => {
       const { key } = finished[i % finished.length]!;
-      const answer = await this.app.context.operations.claim(this.principal, key, this.bodyFor(key));
+      const answer = await this.app.context.operations.claim(this.principal, key, ClaimPaths.bodyFor(key));
       if (answer.outcome !== 'replayed' || answer.response?.status !== 201) throw new Error(`replay of ${key}: ${answer.outcome}`);
     });
   }
 
-  /** `count` calls of `run(i)`, `inFlight` at a time. */
-  private async each(count: number, run: (i: number) => Promise<void>): Promise<void> {
-    let next = 0;
-    await Promise.all(Array.from({ length: this.inFlight }, async () => {
-      while (next < count) await run(next++);
-    }));
+  private each(count: number, run: (i: number) => Promise<void>): Promise<void> {
+    return inTurns(count, this.inFlight, run);
   }
 }
 

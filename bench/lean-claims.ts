@@ -1,0 +1,139 @@
+// The floor of this design without HTTP: a new-key claim's durable work and nothing else, on raw
+// better-sqlite3 prepared statements. It parses nothing (its caller does), computes the
+// fingerprint (RFC 8785 + SHA-256), seals the command under the account's data key (XChaCha20-
+// Poly1305), builds and hashes the event header, advances the Merkle frontier, and writes the same
+// rows as the product — the operation, the `attempted` event, the chain head — on the product's own
+// schema (its migrations), with the product's durability: WAL, synchronous=FULL, one BEGIN
+// IMMEDIATE … COMMIT per batch of whatever arrived, nobody answered before their batch's COMMIT.
+// What it leaves out is the way the product does it: no Kysely, no auth lookup, no policy match,
+// no framework around the store.
+//
+// Served behind Koa by bench/lean-claim.ts (the HTTP ceiling), called in-process by
+// bench/claim-path.ts (the floor of "CPU per claim without HTTP").
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { canonicalBytes } from '../src/core/jcs.js';
+import { eventHash } from '../src/core/event-hash.js';
+import { EVENT_HEADER_FIELDS, EVENT_ROW_COLUMNS, GENESIS_PREV_HASH, type EventHeader } from '../src/core/event-shape.js';
+import { fingerprint } from '../src/core/fingerprint.js';
+import { sha256Hex } from '../src/core/hash.js';
+import { newId } from '../src/core/ids.js';
+import type { JsonValue } from '../src/core/json.js';
+import { MerkleFrontier } from '../src/core/merkle.js';
+import { sealPayload } from '../src/core/seal.js';
+import { loadSodium } from '../src/core/sodium.js';
+import { rfc3339 } from '../src/core/time.js';
+import { openStore } from '../src/store/open-store.js';
+
+const MAX_BATCH = 256; // as src/store/sqlite-store.ts
+const ACCOUNT = 'acme';
+const ACTOR = 'prn_lean';
+
+export interface LeanClaims {
+  /** A new-key claim of `body` ({ method, route, command, agent_run_id? }) under `key`, answered once its batch committed. */
+  claim(key: string, body: Record<string, JsonValue>): Promise<unknown>;
+  close(): void;
+}
+
+export async function openLeanClaims(): Promise<LeanClaims> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lean-claim-'));
+  const file = path.join(dir, 'gatehouse.db');
+  // The product's schema, indexes and triggers, made by its own migrations.
+  await (await openStore({ kind: 'sqlite', file })).close();
+
+  const sodium = await loadSodium();
+  const dataKey = crypto.randomBytes(32);
+  const db = new BetterSqlite3(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  const [begin, commit, rollback] = ['BEGIN IMMEDIATE', 'COMMIT', 'ROLLBACK'].map((text) => db.prepare(text)) as [BetterSqlite3.Statement, BetterSqlite3.Statement, BetterSqlite3.Statement];
+  const insertOperation = db.prepare(`INSERT INTO operations (id, account_id, idempotency_key, fingerprint, method, route, state, business_key,
+    exclusive_scope, agent_run_id, provider_ref, requested_by, lease_seconds, lease_token_hash, lease_expires_at, response_seq, response_status,
+    approval_id, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, ?, 'running', NULL, NULL, ?, NULL, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, 1)
+    ON CONFLICT DO NOTHING`);
+  const insertEvent = db.prepare(`INSERT INTO events (${EVENT_ROW_COLUMNS.join(', ')}) VALUES (${EVENT_ROW_COLUMNS.map(() => '?').join(', ')})`);
+  const moveHead = db.prepare('UPDATE chains SET size = ?, head_hash = ?, frontier = ? WHERE account_id = ? AND size = ?');
+  db.prepare('INSERT INTO chains (account_id, size, head_hash, frontier, checkpoint_size) VALUES (?, 0, ?, ?, 0)').run(ACCOUNT, GENESIS_PREV_HASH, '[]');
+
+  // The chain head lives in memory, as the product's remembered head does, and is written on every event.
+  let frontier = MerkleFrontier.from(0, []);
+  let headHash = GENESIS_PREV_HASH;
+
+  interface Claim { key: string; body: Record<string, JsonValue>; done: (error: unknown, answer?: unknown) => void }
+  const queue: Claim[] = [];
+  let draining = false;
+
+  function claim(key: string, body: Record<string, JsonValue>): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      queue.push({ key, body, done: (error, answer) => (error ? reject(error) : resolve(answer)) });
+      if (!draining) {
+        draining = true;
+        setImmediate(drain);
+      }
+    });
+  }
+
+  /** One claim's rows, inside the batch's transaction: the operation, its `attempted` event, the head. */
+  function write(c: Claim): unknown {
+    const now = Date.now();
+    const { method, route, command, agent_run_id: agentRunId = null } = c.body as { method: string; route: string; command: JsonValue; agent_run_id?: string | null };
+    const fp = fingerprint({ account_id: ACCOUNT, method, route, command });
+    const id = newId('op', now);
+    const token = crypto.randomBytes(32).toString('base64url');
+    const leaseEnds = now + 60_000;
+    const inserted = insertOperation.run(id, ACCOUNT, c.key, fp, method, route, agentRunId, ACTOR, 60, sha256Hex(token), leaseEnds, rfc3339(now), rfc3339(now));
+    if (inserted.changes !== 1) throw Object.assign(new Error('key taken'), { status: 409 });
+    const seq = frontier.size + 1;
+    const payload = Buffer.from(sealPayload(sodium, dataKey, ACCOUNT, seq, canonicalBytes(command)));
+    const header: EventHeader = {
+      seq, account_id: ACCOUNT, ts: rfc3339(now), type: 'attempted', operation_id: id, idempotency_key: c.key, fingerprint: fp, actor: ACTOR,
+      agent_run_id: agentRunId, method, route, state: 'running', provider_ref: null, response_status: null, payload_hash: sha256Hex(payload), prev_hash: headHash,
+    };
+    const hash = eventHash(header);
+    frontier.appendEventHash(hash);
+    insertEvent.run(...EVENT_HEADER_FIELDS.map((f) => header[f]), hash, payload);
+    moveHead.run(seq, hash, JSON.stringify(frontier.toJSON()), ACCOUNT, seq - 1);
+    headHash = hash;
+    return {
+      outcome: 'created', execute: true,
+      operation: { id, account_id: ACCOUNT, idempotency_key: c.key, fingerprint: fp, method, route, state: 'running', business_key: null, exclusive_scope: null, agent_run_id: agentRunId, provider_ref: null, created_at: header.ts, updated_at: header.ts },
+      lease: { token, expires_at: rfc3339(leaseEnds) },
+    };
+  }
+
+  function drain(): void {
+    const batch = queue.splice(0, MAX_BATCH);
+    const answers = new Map<Claim, { error?: unknown; answer?: unknown }>();
+    const savedHead = { headHash, frontier: frontier.toJSON(), size: frontier.size };
+    try {
+      begin.run();
+      for (const c of batch) {
+        try {
+          answers.set(c, { answer: write(c) });
+        } catch (error) {
+          answers.set(c, { error });
+        }
+      }
+      commit.run();
+    } catch (error) {
+      if (db.inTransaction) rollback.run();
+      headHash = savedHead.headHash;
+      frontier = MerkleFrontier.from(savedHead.size, savedHead.frontier);
+      for (const c of batch) answers.set(c, { error });
+    }
+    for (const c of batch) c.done(answers.get(c)!.error, answers.get(c)!.answer);
+    if (queue.length > 0) setImmediate(drain);
+    else draining = false;
+  }
+
+  return {
+    claim,
+    close: () => {
+      db.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
