@@ -3,11 +3,12 @@
 // Operations domain on a durable store (SQLite group commit, or PostgreSQL), 50 in flight. It
 // isolates the ledger and store cost from Koa's, so a change to either shows here. Next to the
 // product's claims it measures the lean claim (bench/lean-claims.ts) the same way: the floor of
-// this design's CPU per claim without HTTP, in the same run (SQLite only).
+// this design's CPU per claim without HTTP, in the same run (SQLite only); --lean-parts also
+// measures it without incident review's indexes and trigger and without fsync (what it is made of).
 // On PostgreSQL it also reads the CPU of the service's own backends (from /proc, by the pids
 // pg_stat_activity gives for application_name 'gatehouse'): the database's share of each operation.
 //
-//   npx tsx bench/claim-path.ts [--postgres] [--claims N] [--in-flight N] [--only claims|lean|reports|replays] [--profile DIR]
+//   npx tsx bench/claim-path.ts [--postgres] [--claims N] [--in-flight N] [--only claims|lean|reports|replays] [--lean-parts] [--profile DIR]
 //
 // --claims N: operations measured on each path (10,000; 2,000 with `quick`). --only: the paths
 // measured (all three by default; repeatable). --profile writes a CPU profile of each measured
@@ -22,7 +23,7 @@ import pg from 'pg';
 import type { Principal } from '../src/principals/roles.js';
 import type { StoreLocation } from '../src/store/open-store.js';
 import { startTestApp, type TestApp } from '../test/helpers/app.js';
-import { openLeanClaims } from './lean-claims.js';
+import { openLeanClaims, type LeanVariant } from './lean-claims.js';
 
 export interface PathCost {
   count: number;
@@ -40,6 +41,9 @@ export interface ClaimPathResult {
   database_cpu_us_per_claim?: number;
   /** The lean claim's new-key claims (SQLite): the floor of cpu_us_per_claim. */
   lean?: PathCost;
+  /** With `leanParts`: the lean claim without incident review's indexes and trigger, and without fsync. */
+  lean_without_review?: PathCost;
+  lean_without_fsync?: PathCost;
   sent?: PathCost;
   completed?: PathCost;
   replays?: PathCost;
@@ -55,6 +59,8 @@ export interface ClaimPathOptions {
   inFlight?: number;
   only?: PathName[];
   profileDir?: string;
+  /** Also the lean claim with parts taken away (lean-claims.ts LeanVariant): what its floor is made of. */
+  leanParts?: boolean;
 }
 
 export async function benchClaimPath(options: ClaimPathOptions = {}): Promise<ClaimPathResult> {
@@ -76,7 +82,14 @@ export async function benchClaimPath(options: ClaimPathOptions = {}): Promise<Cl
       result.cpu_us_per_claim = claims.cpu_us;
       if (claims.database_cpu_us !== undefined) result.database_cpu_us_per_claim = claims.database_cpu_us;
     }
-    if (wanted('lean') && !options.postgres) result.lean = await leanClaims(count, options.inFlight ?? 50, (run) => measured('lean', run));
+    if (wanted('lean') && !options.postgres) {
+      const lean = (variant: LeanVariant) => leanClaims(count, options.inFlight ?? 50, variant, (run) => measured('lean', run));
+      result.lean = await lean({});
+      if (options.leanParts) {
+        result.lean_without_review = await lean({ withoutReview: true });
+        result.lean_without_fsync = await lean({ synchronous: 'OFF' });
+      }
+    }
     if (wanted('reports')) {
       await paths.finish(await paths.claims(500, 'warm-report'));
       const leases = await paths.claims(count, 'report');
@@ -126,8 +139,8 @@ async function startProfiler(): Promise<Session> {
 }
 
 /** The lean claim's new-key claims, `inFlight` at a time, with the bodies the product's claims carry. */
-async function leanClaims(count: number, inFlight: number, measured: (run: () => Promise<unknown>) => Promise<PathCost>): Promise<PathCost> {
-  const lean = await openLeanClaims();
+async function leanClaims(count: number, inFlight: number, variant: LeanVariant, measured: (run: () => Promise<unknown>) => Promise<PathCost>): Promise<PathCost> {
+  const lean = await openLeanClaims(variant);
   try {
     const claims = (prefix: string, n: number) => inTurns(n, inFlight, (i) => lean.claim(`${prefix}-${i}`, ClaimPaths.bodyFor(`${prefix}-${i}`)));
     await claims('warm', 500);
@@ -229,12 +242,12 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const { values } = parseArgs({
     options: {
       postgres: { type: 'boolean', default: false }, claims: { type: 'string' }, 'in-flight': { type: 'string' },
-      only: { type: 'string', multiple: true }, profile: { type: 'string' },
+      only: { type: 'string', multiple: true }, profile: { type: 'string' }, 'lean-parts': { type: 'boolean', default: false },
     },
   });
   const number = (value: string | undefined) => (value === undefined ? undefined : Number(value));
   process.stdout.write(JSON.stringify(await benchClaimPath({
     postgres: values.postgres, claims: number(values.claims), inFlight: number(values['in-flight']),
-    only: values.only as PathName[] | undefined, profileDir: values.profile,
+    only: values.only as PathName[] | undefined, profileDir: values.profile, leanParts: values['lean-parts'],
   })) + '\n');
 }

@@ -38,7 +38,21 @@ export interface LeanClaims {
   close(): void;
 }
 
-export async function openLeanClaims(): Promise<LeanClaims> {
+/**
+ * What the floor is made of, measured by taking parts away; neither is a product option.
+ * `withoutReview` drops what incident review (migration 0006) adds to every claim: six indexes on
+ * operations and the fingerprint-repeat trigger. `synchronous` OFF leaves out each COMMIT's fsync.
+ */
+export interface LeanVariant {
+  withoutReview?: boolean;
+  synchronous?: 'FULL' | 'OFF';
+}
+
+/** Migration 0006's indexes on operations, and its trigger. */
+const REVIEW_INDEXES = ['operations_created', 'operations_state_created', 'operations_agent_run_created', 'operations_fingerprint_created', 'operations_route_created', 'operations_method_created'];
+const REVIEW_TRIGGER = 'operations_fingerprint_repeat';
+
+export async function openLeanClaims(variant: LeanVariant = {}): Promise<LeanClaims> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lean-claim-'));
   const file = path.join(dir, 'gatehouse.db');
   // The product's schema, indexes and triggers, made by its own migrations.
@@ -48,7 +62,13 @@ export async function openLeanClaims(): Promise<LeanClaims> {
   const dataKey = crypto.randomBytes(32);
   const db = new BetterSqlite3(file);
   db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
+  db.pragma(`synchronous = ${variant.synchronous ?? 'FULL'}`);
+  // As the product (sqlite-store.ts): a statement journal (a trigger's statement needs one) in memory, not in a temp file.
+  db.pragma('temp_store = MEMORY');
+  if (variant.withoutReview) {
+    for (const index of REVIEW_INDEXES) db.exec(`DROP INDEX ${index}`);
+    db.exec(`DROP TRIGGER ${REVIEW_TRIGGER}`);
+  }
   const [begin, commit, rollback] = ['BEGIN IMMEDIATE', 'COMMIT', 'ROLLBACK'].map((text) => db.prepare(text)) as [BetterSqlite3.Statement, BetterSqlite3.Statement, BetterSqlite3.Statement];
   const insertOperation = db.prepare(`INSERT INTO operations (id, account_id, idempotency_key, fingerprint, method, route, state, business_key,
     exclusive_scope, agent_run_id, provider_ref, requested_by, lease_seconds, lease_token_hash, lease_expires_at, response_seq, response_status,
