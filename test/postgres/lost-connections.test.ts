@@ -62,7 +62,11 @@ if (await postgresAvailable()) {
         `select pg_terminate_backend(pid) as ended from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and application_name <> 'gatehouse-test-harness'`);
       terminated += rows.filter((r) => r.ended).length;
     }
-    await new Promise((r) => setTimeout(r, 500));
+    // Traffic goes on until it has been acknowledged enough to mean something: a fixed time gave 48
+    // acknowledged events under a full suite at load 10 (and > 50 when quiet).
+    const enoughBy = Date.now() + 20_000;
+    do await new Promise((r) => setTimeout(r, 500));
+    while (log.acks.length <= 50 && Date.now() < enoughBy);
     stop = true;
     await workers;
 
