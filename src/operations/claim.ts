@@ -11,6 +11,7 @@ import { gateOrRefusal, requestApproval } from './claim-approval.js';
 import type { ClaimAnswer, ClaimRequest, ClaimResult, ClaimScope, OperationDeps } from './claim-types.js';
 import { transactOrRefuse } from '../store/refusals.js';
 import type { WorkScope } from '../store/work-scope.js';
+import type { KnownKeys } from './known-keys.js';
 
 /**
  * The idempotent claim (docs/retry-contract.md). The unique constraint on
@@ -18,19 +19,25 @@ import type { WorkScope } from '../store/work-scope.js';
  * check-then-insert: of any number of concurrent identical claims exactly one
  * inserts; the others find its row and answer from it.
  */
-export async function claimOperation(deps: OperationDeps, request: ClaimRequest, workScope?: WorkScope): Promise<ClaimAnswer> {
+export async function claimOperation(
+  deps: OperationDeps, request: ClaimRequest, options: { workScope?: WorkScope; knownKeys?: KnownKeys } = {},
+): Promise<ClaimAnswer> {
+  const { knownKeys } = options;
+  const retry = knownKeys?.has(request.accountId, request.idempotencyKey) ?? false;
   const { answer } = await transactOrRefuse(deps.store, async (trx, work): Promise<ClaimResult> => {
     const scope: ClaimScope = { deps, trx, work, request, nowMs: deps.clock.now() };
     // Most claims carry a new key: insert first, and look the key up only when a unique constraint
-    // says it (or the business key) is taken. A scope is taken before its operation exists, and a
-    // retry must not meet its own operation's hold as scope_busy, so a scoped claim looks up first.
-    if (request.exclusiveScope === null) return createOperation(scope);
+    // says it (or the business key) is taken. A key this instance saw taken is most likely a
+    // retry (known-keys.ts), and a scoped claim must not meet its own operation's hold as
+    // scope_busy (a scope is taken before its operation exists): those look up first.
+    if (request.exclusiveScope === null && !retry) return createOperation(scope);
     const existing = await lockOperationByKey(deps.store, trx, request.accountId, request.idempotencyKey);
     if (existing) return answerExisting(scope, existing);
     const sameBusiness = await findByBusinessKey(scope);
     if (sameBusiness) return answerReused(scope, sameBusiness);
     return createOperation(scope);
-  }, { account: request.accountId, scope: workScope });
+  }, { account: request.accountId, scope: options.workScope });
+  knownKeys?.remember(request.accountId, request.idempotencyKey);
   return answer;
 }
 

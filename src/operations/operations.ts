@@ -15,6 +15,7 @@ import type { ReportBody } from './report-types.js';
 import { resolveOperation, type ResolveBody } from './resolve.js';
 import { startSweeper, sweepExpiredLeases, type Sweeper } from './sweeper.js';
 import type { WorkScope } from '../store/work-scope.js';
+import { KnownKeys } from './known-keys.js';
 
 export interface OperationsDeps extends OperationDeps {
   policies: Policies;
@@ -30,11 +31,14 @@ const GATEWAY_PAYLOADS = new Set(['attempted', 'completed', 'resolved']);
  * (http/deadline.ts): what it writes is dropped once the request is abandoned.
  */
 export class Operations {
+  /** Keys this instance saw taken: their retries look the key up first. */
+  private readonly knownKeys = new KnownKeys();
+
   constructor(private readonly deps: OperationsDeps) {}
 
   /** Claims are made in the caller's own account (an admin's too). */
   async claim(principal: Principal, idempotencyKey: string, body: ClaimBody, workScope?: WorkScope): Promise<ClaimAnswer> {
-    return claimOperation(this.deps, toClaimRequest(this.deps.policies, principal, idempotencyKey, body), workScope);
+    return claimOperation(this.deps, toClaimRequest(this.deps.policies, principal, idempotencyKey, body), { workScope, knownKeys: this.knownKeys });
   }
 
   async report(principal: Principal, id: string, body: ReportBody, workScope?: WorkScope): Promise<OperationJson> {
