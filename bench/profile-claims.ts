@@ -11,6 +11,7 @@ import { summariseProfile, type CpuProfile } from './profile-summary.js';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, top: { type: 'string', default: '40' }, load: { type: 'string', default: 'new-key' } } });
 const profiles: string[] = [];
+const started = Date.now();
 const rate = await withGatehouse({ kind: 'sqlite' }, 1, true, profiles, async ([server]) => {
   const keys = await gatewayKeys(server!);
   if (values.load === 'replays') {
@@ -20,7 +21,8 @@ const rate = await withGatehouse({ kind: 'sqlite' }, 1, true, profiles, async ([
   return newKeyLoad([server!], keys, 50, Number(values.seconds));
 });
 console.log(`${values.load}: ${rate.rps} req/s, p99 ${rate.p99_ms} ms`);
-for (const file of profiles) {
+// The profile directory keeps earlier runs' profiles too.
+for (const file of profiles.filter((f) => fs.statSync(f).mtimeMs >= started)) {
   const { functions, areas } = summariseProfile(JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile, Number(values.top));
   console.log(`${file}\nby area:\n${areas}\n\nby function:\n${functions}`);
 }
