@@ -138,7 +138,7 @@ export class ChainVerifier {
 
   /**
    * Whether rows checked elsewhere with checkEventRow (a worker thread verifying a slice of the
-   * log) may be taken through addCheckedLeaves: not when the data key failed to unwrap (every
+   * log) may be taken through addCheckedSubtrees: not when the data key failed to unwrap (every
    * row then takes the reference path, which names the failure).
    */
   get acceptsCheckedLeaves(): boolean {
@@ -146,25 +146,50 @@ export class ChainVerifier {
   }
 
   /**
-   * Take `count` consecutive events that checkEventRow accepted elsewhere (each against its
-   * predecessor in the same run), given as their RFC 6962 leaf hashes (32 bytes each, from
-   * writeEventLeaf) in `leaves` at `offset`: `firstSeq` and `firstPrevHash` are the first
-   * event's seq and prev_hash, `lastHash` the last event's hash. Taken only when the run
-   * continues this chain exactly (its first seq is the next expected one and its prev_hash is
-   * the hash of the last event taken); returns false, and changes nothing, otherwise — the
-   * caller then feeds those rows through addRow, which names the failure.
+   * The sizes ahead of the log where a checkpoint waits for the root, ascending: a worker's
+   * subtrees must end at each of them (addCheckedSubtrees refuses one that spans it).
    */
-  addCheckedLeaves(
-    firstSeq: number, firstPrevHash: string, lastHash: string, leaves: Buffer, offset: number, count: number,
+  waitingSizes(): number[] {
+    return this.#roots.waitingSizes();
+  }
+
+  /**
+   * Take `count` consecutive events that checkEventRow accepted elsewhere (each against its
+   * predecessor in the same run), given as the perfect subtrees that cover their leaves
+   * (SubtreeRange: `levels[i]` and the 32-byte root at `hashes[32 i]`, in leaf order):
+   * `firstSeq` and `firstPrevHash` are the first event's seq and prev_hash, `lastHash` the last
+   * event's hash. Taken only when the run continues this chain exactly (its first seq is the
+   * next expected one and the log's size, its prev_hash is the hash of the last event taken),
+   * every subtree is aligned where it lands, they cover exactly `count` leaves, and none spans
+   * a size where a checkpoint waits (each of those is the end of one, so the root there is
+   * computed and compared as for single-thread rows); returns false, and changes nothing,
+   * otherwise — the caller then feeds those rows through addRow, which names the failure.
+   */
+  addCheckedSubtrees(
+    firstSeq: number, firstPrevHash: string, lastHash: string, count: number, levels: Uint8Array, hashes: Buffer, subtrees: number,
     ts?: { firstTs: string | null; lastTs: string | null; inside: TsRegressions },
   ): boolean {
-    if (!this.acceptsCheckedLeaves || count <= 0 || firstSeq !== this.#expectedSeq || firstPrevHash !== this.#prevHash) return false;
-    if (ts) this.#tsOrder.noteRun(firstSeq, ts.firstTs, ts.lastTs, ts.inside);
     const frontier = this.#frontier;
+    const start = frontier.size;
+    if (
+      !this.acceptsCheckedLeaves || count <= 0 || firstSeq !== this.#expectedSeq || firstSeq !== start + 1 ||
+      firstPrevHash !== this.#prevHash || subtrees > levels.length || subtrees * 32 > hashes.length
+    ) return false;
+    // Check every subtree before changing anything.
     const roots = this.#roots;
-    const end = offset + count * 32;
-    for (let o = offset; o < end; o += 32) {
-      frontier.appendLeafAt(leaves, o);
+    let size = start;
+    let waiting = roots.nextAfter(size);
+    for (let i = 0; i < subtrees; i++) {
+      const width = 2 ** levels[i]!;
+      if (size % width !== 0) return false;
+      size += width;
+      if (waiting < size) return false;
+      if (waiting === size) waiting = roots.nextAfter(size);
+    }
+    if (size !== start + count) return false;
+    if (ts) this.#tsOrder.noteRun(firstSeq, ts.firstTs, ts.lastTs, ts.inside);
+    for (let i = 0; i < subtrees; i++) {
+      frontier.appendSubtreeAt(levels[i]!, hashes, i * 32);
       roots.reached(frontier.size);
     }
     this.#events += count;

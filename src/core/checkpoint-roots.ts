@@ -32,6 +32,9 @@ export class CheckpointRoots {
   /** Checkpoints whose root did not match the log, reported relative to matched ones at finish. */
   readonly #mismatches: Array<{ size: number; given: boolean }> = [];
 
+  /** Every size announced or pending, ascending (rebuilt after one is added): see nextAfter. */
+  #sorted: number[] | null = [];
+
   constructor(frontier: MerkleFrontier) {
     this.#frontier = frontier;
   }
@@ -43,7 +46,37 @@ export class CheckpointRoots {
       if (size < this.#frontier.size) throw new Error(`ChainVerifier: size ${size} announced after the log passed it`);
       if (size === this.#frontier.size) this.#rootsAt.set(size, this.#frontier.rootHex());
       else this.#expectedSizes.add(size);
+      this.#sorted = null;
     }
+  }
+
+  /**
+   * The sizes above the log's where something waits for the root (a checkpoint ahead of the
+   * log, an announced size), ascending: where a reader that appends whole subtrees
+   * (ChainVerifier.addCheckedSubtrees) must cut them.
+   */
+  waitingSizes(): number[] {
+    const size = this.#frontier.size;
+    return this.#sortedSizes().filter((s) => s > size);
+  }
+
+  /** The smallest size above `size` where something waits for the root; Infinity when none. */
+  nextAfter(size: number): number {
+    const sorted = this.#sortedSizes();
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (sorted[mid]! <= size) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < sorted.length ? sorted[lo]! : Infinity;
+  }
+
+  #sortedSizes(): number[] {
+    // Sizes already reached may stay in the list: every question is about sizes above the log's.
+    this.#sorted ??= [...new Set([...this.#expectedSizes, ...this.#pending.keys()])].sort((a, b) => a - b);
+    return this.#sorted;
   }
 
   /**
@@ -57,7 +90,10 @@ export class CheckpointRoots {
       const list = this.#pending.get(treeSize);
       const entry = { size: treeSize, rootHex, given };
       if (list) list.push(entry);
-      else this.#pending.set(treeSize, [entry]);
+      else {
+        this.#pending.set(treeSize, [entry]);
+        this.#sorted = null;
+      }
       return;
     }
     let logRoot: string | undefined;

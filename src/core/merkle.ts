@@ -69,17 +69,6 @@ export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
   return sha256Digest('sha256', nodeScratch, 'buffer');
 }
 
-/**
- * Write the RFC 6962 leaf hash of an event hash given in hex (64 hex digits) into `out` at
- * `offset` (32 bytes): what a worker thread sends the frontier's owner (appendLeafAt).
- */
-export function writeEventLeaf(eventHashHex: string, out: Buffer, offset: number): void {
-  if (typeof eventHashHex !== 'string' || eventHashHex.length !== 64 || leafScratch.write(eventHashHex, 1, 32, 'hex') !== 32) {
-    throw new RangeError('writeEventLeaf: expected 64 hex digits');
-  }
-  out.write(sha256Digest('sha256', leafScratch, 'binary'), offset, 32, 'latin1');
-}
-
 /** MTH of the empty tree: SHA-256 of the empty string. */
 export function emptyRoot(): Buffer {
   return binToBuffer(EMPTY_ROOT_BIN);
@@ -136,10 +125,27 @@ export class MerkleFrontier {
     this.#push(sha256Digest('sha256', leafScratch, 'binary'));
   }
 
-  /** Append the leaf hash (32 bytes, from writeEventLeaf) at `offset` in `leaves`: the parallel verifier's path. */
-  appendLeafAt(leaves: Buffer, offset: number): void {
-    if (offset < 0 || offset + 32 > leaves.length) throw new RangeError('MerkleFrontier.appendLeafAt: offset out of range');
-    this.#push(leaves.toString('latin1', offset, offset + 32));
+  /**
+   * Append a perfect subtree of 2^level leaves, given as its root (32 bytes at `offset` in
+   * `hashes`, from SubtreeRange): the parallel verifier's path, where a worker thread hashed
+   * the subtree. Only at a size it is aligned to (a multiple of 2^level): there its root is
+   * the node the tree itself has over those leaves, so the frontier comes out as if each leaf
+   * had been appended.
+   */
+  appendSubtreeAt(level: number, hashes: Buffer, offset: number): void {
+    if (!Number.isInteger(level) || level < 0 || level > 52) throw new RangeError(`MerkleFrontier.appendSubtreeAt: bad level ${level}`);
+    if (offset < 0 || offset + 32 > hashes.length) throw new RangeError('MerkleFrontier.appendSubtreeAt: offset out of range');
+    const width = 2 ** level;
+    if (this.#size % width !== 0) throw new RangeError(`MerkleFrontier.appendSubtreeAt: size ${this.#size} is not a multiple of 2^${level}`);
+    // As #push, one level up per trailing 1 bit of size / 2^level.
+    let h = hashes.toString('latin1', offset, offset + 32);
+    let s = this.#size / width;
+    while (s % 2 === 1) {
+      h = nodeBin(this.#stack.pop()!, h);
+      s = (s - 1) / 2;
+    }
+    this.#stack.push(h);
+    this.#size += width;
   }
 
   /**
@@ -216,5 +222,73 @@ export class MerkleFrontier {
     f.#stack = [...this.#stack];
     f.#size = this.#size;
     return f;
+  }
+}
+
+/**
+ * The perfect subtrees of the global tree that cover a run of leaves starting at any position
+ * `start`: what a worker thread of the parallel verifier hashes for its slice, so the thread
+ * that owns the frontier appends a few subtree roots (MerkleFrontier.appendSubtreeAt) instead
+ * of every leaf and the nodes above it. A subtree is only ever closed when it is aligned in
+ * the global tree (its first leaf a multiple of its width), which is what makes its root the
+ * global tree's node over those leaves; the run's head and tail come out as smaller subtrees.
+ *
+ * take() hands over the subtrees so far, in leaf order, and starts a new run where this one
+ * ended: the owner can then stop at exactly that size (a checkpoint's) and compute the root.
+ */
+export class SubtreeRange {
+  /** Position (global leaf index) of the next leaf. */
+  #end: number;
+  /** Open subtrees, leftmost first: their roots and levels. */
+  readonly #hashes: BinHash[] = [];
+  readonly #levels: number[] = [];
+
+  constructor(start: number) {
+    if (!Number.isSafeInteger(start) || start < 0) throw new RangeError(`SubtreeRange: bad start ${start}`);
+    this.#end = start;
+  }
+
+  /** Subtrees held (for take()'s buffer). */
+  get count(): number {
+    return this.#levels.length;
+  }
+
+  /** Append the leaf of an event given its hash in hex (as MerkleFrontier.appendEventHash). */
+  appendEventHash(eventHashHex: string): void {
+    if (typeof eventHashHex !== 'string' || eventHashHex.length !== 64 || leafScratch.write(eventHashHex, 1, 32, 'hex') !== 32) {
+      throw new RangeError('SubtreeRange.appendEventHash: expected 64 hex digits');
+    }
+    let h = sha256Digest('sha256', leafScratch, 'binary');
+    const hashes = this.#hashes;
+    const levels = this.#levels;
+    let level = 0;
+    // The block [q * 2^level, (q + 1) * 2^level) merges with its left neighbour only when that
+    // neighbour is its sibling in the global tree (q odd) and is held here whole (same level).
+    let q = this.#end;
+    while (q % 2 === 1 && levels.length > 0 && levels[levels.length - 1] === level) {
+      h = nodeBin(hashes.pop()!, h);
+      levels.pop();
+      q = (q - 1) / 2;
+      level++;
+    }
+    hashes.push(h);
+    levels.push(level);
+    this.#end++;
+  }
+
+  /**
+   * Write the subtrees held (leftmost first) into `levels` and `hashes` (32 bytes each) from
+   * index `at`, and start a new run at the current end. Returns the number written.
+   */
+  take(levels: Uint8Array, hashes: Buffer, at: number): number {
+    const n = this.#levels.length;
+    if (at < 0 || at + n > levels.length || (at + n) * 32 > hashes.length) throw new RangeError('SubtreeRange.take: buffers too small');
+    for (let i = 0; i < n; i++) {
+      levels[at + i] = this.#levels[i]!;
+      hashes.write(this.#hashes[i]!, (at + i) * 32, 32, 'latin1');
+    }
+    this.#levels.length = 0;
+    this.#hashes.length = 0;
+    return n;
   }
 }

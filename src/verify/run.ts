@@ -110,17 +110,22 @@ export class VerificationRun {
     return this.#open?.verifier.acceptsCheckedLeaves ?? false;
   }
 
+  /** Sizes ahead of the open account's log where a checkpoint waits (ChainVerifier.waitingSizes). */
+  waitingSizes(): number[] {
+    return this.#open!.verifier.waitingSizes();
+  }
+
   /**
-   * A run of consecutive rows that checkEventRow accepted in a worker thread, as their leaf
-   * hashes (ChainVerifier.addCheckedLeaves). False when it does not continue the chain; the
-   * reader then feeds those rows through addRow.
+   * A run of consecutive rows that checkEventRow accepted in a worker thread, as the perfect
+   * subtrees over their leaves (ChainVerifier.addCheckedSubtrees). False when it does not
+   * continue the chain; the reader then feeds those rows through addRow.
    */
-  addCheckedLeaves(
-    firstSeq: number, firstPrevHash: string, lastHash: string, leaves: Buffer, offset: number, count: number,
-    ts?: Parameters<ChainVerifier['addCheckedLeaves']>[6],
+  addCheckedSubtrees(
+    firstSeq: number, firstPrevHash: string, lastHash: string, count: number, levels: Uint8Array, hashes: Buffer, subtrees: number,
+    ts?: Parameters<ChainVerifier['addCheckedSubtrees']>[7],
   ): boolean {
     const open = this.#open!;
-    if (!open.verifier.addCheckedLeaves(firstSeq, firstPrevHash, lastHash, leaves, offset, count, ts)) return false;
+    if (!open.verifier.addCheckedSubtrees(firstSeq, firstPrevHash, lastHash, count, levels, hashes, subtrees, ts)) return false;
     open.lastSeq = firstSeq + count - 1;
     const before = this.#events;
     this.#events += count;

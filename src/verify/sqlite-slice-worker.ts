@@ -2,7 +2,8 @@
  * A worker thread of the parallel SQLite verify (see sqlite-slices.ts). It opens the file
  * read-only itself and checks one slice of an account's events at a time with checkEventRow —
  * the same checks ChainVerifier.addRow's fast path makes — against its predecessor in the
- * slice, and sends the Merkle leaf hashes of the rows it accepted in transferable batches.
+ * slice, and sends the roots of the perfect Merkle subtrees over the rows it accepted
+ * (SubtreeRange), ended at every checkpoint size the slice names, in batches.
  * At the first row the fast path refuses (or any error) it stops the slice and says so: it
  * never decides what is wrong; the main thread re-reads from there with the reference path.
  */
@@ -10,10 +11,17 @@ import { parentPort, workerData } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
 import { checkEventRow } from '../core/event-hash.js';
 import { runTsWatch } from '../core/ts-order.js';
-import { writeEventLeaf } from '../core/merkle.js';
+import { SubtreeRange } from '../core/merkle.js';
 import { type SliceBatch, type SliceEnd, type SliceTask, sliceRows } from './sqlite-slices.js';
 
-const BATCH = 8192; // leaves per message: 256 KiB
+/**
+ * A batch ends at every multiple of BATCH events (global sizes: the subtrees between two are
+ * then one perfect subtree unless a checkpoint cuts them), or earlier when its buffers could
+ * not take another run of subtrees (at most ~2 per level between two cuts).
+ */
+const BATCH = 8192;
+const MAX_SUBTREES = 1024;
+const RUN_SUBTREES = 2 * 53;
 
 const port = parentPort!;
 const db = new BetterSqlite3((workerData as { file: string }).file, { readonly: true, fileMustExist: true });
@@ -28,20 +36,32 @@ async function opener(accountId: string, dataKey: Uint8Array | null): Promise<Op
   return (seq, payload) => payloadOpens(dataKey, accountId, seq, payload);
 }
 function runSlice(task: SliceTask, opens: Opens | null): void {
-  const { id, accountId, after } = task;
+  const { id, accountId, after, cuts } = task;
   let expected = after === null ? 1 : after + 1;
   let prev: string | null = null;
-  let buf = Buffer.allocUnsafe(BATCH * 32);
+  // The tree's size before this slice is its first seq - 1: the main thread takes a batch only then.
+  const range = new SubtreeRange(expected - 1);
+  let levels = new Uint8Array(MAX_SUBTREES);
+  // Slow: its own ArrayBuffer, never Buffer's shared pool, since it is transferred.
+  let hashes = Buffer.allocUnsafeSlow(MAX_SUBTREES * 32);
+  let subtrees = 0;
   let n = 0;
   let firstSeq = expected;
   let firstPrev = '';
   let lastHash = '';
+  let cut = 0;
   const times = runTsWatch();
   const flush = () => {
+    subtrees += range.take(levels, hashes, subtrees);
     if (n === 0) return;
-    const message: SliceBatch = { id, kind: 'leaves', firstSeq, firstPrev, lastHash, count: n, leaves: buf.buffer as ArrayBuffer, ts: times.take() };
-    port.postMessage(message, [buf.buffer as ArrayBuffer]);
-    buf = Buffer.allocUnsafe(BATCH * 32);
+    const message: SliceBatch = {
+      id, kind: 'subtrees', firstSeq, firstPrev, lastHash, count: n, subtrees,
+      levels: levels.buffer as ArrayBuffer, hashes: hashes.buffer as ArrayBuffer, ts: times.take(),
+    };
+    port.postMessage(message, [levels.buffer as ArrayBuffer, hashes.buffer as ArrayBuffer]);
+    levels = new Uint8Array(MAX_SUBTREES);
+    hashes = Buffer.allocUnsafeSlow(MAX_SUBTREES * 32);
+    subtrees = 0;
     n = 0;
   };
   let stopped = false;
@@ -57,13 +77,20 @@ function runSlice(task: SliceTask, opens: Opens | null): void {
         firstSeq = expected;
         firstPrev = p as string;
       }
-      writeEventLeaf(hash, buf, n * 32);
+      range.appendEventHash(hash);
       times.note(expected, r[2]);
       n++;
       lastHash = hash;
       prev = hash;
+      if (expected === cuts[cut]) {
+        // A checkpoint's size: the main thread must land on it to compare the root there.
+        cut++;
+        subtrees += range.take(levels, hashes, subtrees);
+        if (expected % BATCH === 0 || subtrees + RUN_SUBTREES > MAX_SUBTREES) flush();
+      } else if (expected % BATCH === 0) {
+        flush();
+      }
       expected++;
-      if (n === BATCH) flush();
     }
   } catch {
     stopped = true; // an I/O error: the reference path meets it again and reports it

@@ -3,16 +3,20 @@
  * costs as much as all the hashing, so one thread cannot keep up with the SHA-256 ceiling.
  *
  * The account's seq range is cut into contiguous slices (at most `sliceEvents` each, so the
- * leaves waiting for the main thread stay bounded whatever the log's size). With T threads the
+ * batches waiting for the main thread stay bounded whatever the log's size). With T threads the
  * main thread reads every T-th slice itself through the reference path (run.addRow); T-1
  * worker threads (sqlite-slice-worker.ts), each with its own read-only connection, check the
  * others with checkEventRow — exactly the rows ChainVerifier.addRow's fast path accepts — and
- * send their Merkle leaf hashes back in batches. The main thread feeds everything in seq order
- * to the account's ChainVerifier: worker batches through addCheckedLeaves, which checks every
- * batch boundary (next seq, prev_hash = hash of the last event taken), appends the leaves to
- * its frontier and compares every checkpoint at its size exactly as for single-thread rows.
- * Taking a batch there is equivalent to addRow on its rows (the same check against the same
- * expected seq and prev_hash), so the verifier's state is the reference path's.
+ * send back in batches the roots of the perfect subtrees of the global Merkle tree that cover
+ * their rows' leaves (SubtreeRange), cut at every size where a checkpoint waits (given to the
+ * worker with the slice): so the main thread hashes a few subtree roots per checkpoint instead
+ * of every leaf and the nodes above it. The main thread feeds everything in seq order to the
+ * account's ChainVerifier: worker batches through addCheckedSubtrees, which checks every batch
+ * boundary (next seq, prev_hash = hash of the last event taken) and that no subtree spans a
+ * checkpoint's size, appends the subtrees to its frontier and compares every checkpoint at its
+ * size exactly as for single-thread rows. Taking a batch there is equivalent to addRow on its
+ * rows (the same check against the same expected seq and prev_hash, the same frontier after
+ * it), so the verifier's state is the reference path's.
  *
  * Failures are never judged in a worker. At the first row a worker's fast path refuses, or a
  * boundary that does not link, or any worker error, the slices stop and the main thread goes
@@ -41,16 +45,22 @@ export interface SliceTask {
   /** Rows with seq <= upTo; null: to the end. */
   upTo: number | null;
   dataKey: Uint8Array | null;
+  /** Sizes in (after, upTo] where a checkpoint waits for the root, ascending: every one ends a subtree. */
+  cuts: number[];
 }
 
 export interface SliceBatch {
   id: number;
-  kind: 'leaves';
+  kind: 'subtrees';
   firstSeq: number;
   firstPrev: string;
   lastHash: string;
+  /** Events in the batch. */
   count: number;
-  leaves: ArrayBuffer;
+  /** The subtrees over their leaves, in leaf order: `subtrees` levels (bytes) and roots (32 bytes each). */
+  subtrees: number;
+  levels: ArrayBuffer;
+  hashes: ArrayBuffer;
   /** The batch's event times: first, last, and where they went backwards inside it. */
   ts: { firstTs: string | null; lastTs: string | null; inside: TsRegressions };
 }
@@ -145,7 +155,7 @@ type Outcome = { done: true } | { done: false; after: number | null };
  * Verify the account's events in slices, feeding `run` (its account already begun): with T
  * threads, every T-th slice is read by this thread itself through run.addRow (the reference
  * path: a worker costs ~0.3 CPU-s and ~35 MB to start, so this thread is one of the T), the
- * others by T-1 workers whose leaves are taken in order with run.addCheckedLeaves. Returns
+ * others by T-1 workers whose subtrees are taken in order with run.addCheckedSubtrees. Returns
  * `{ done: true }` when every event was taken, else the point after which the caller must go
  * on with the reference path (`after: null`: from the first row).
  */
@@ -162,7 +172,12 @@ export async function verifySlices(options: {
 }): Promise<Outcome> {
   const { file, db, run, accountId, maxSeq, dataKey, settings } = options;
   const threads = Math.max(settings.threads, 2);
-  const slices = sliceBounds(maxSeq, threads, settings).map(({ after, upTo }, id) => ({ id, accountId, after, upTo, dataKey }));
+  const waiting = run.waitingSizes();
+  const cutsIn = (after: number | null, upTo: number | null) =>
+    after === null ? [] : waiting.filter((s) => s > after && (upTo === null || s <= upTo));
+  const slices: SliceTask[] = sliceBounds(maxSeq, threads, settings).map(({ after, upTo }, id) => ({
+    id, accountId, after, upTo, dataKey, cuts: id % threads === 0 ? [] : cutsIn(after, upTo),
+  }));
   // Slice i is this thread's when i % threads === 0, else worker (i % threads) - 1's.
   const workerOf = (i: number): number => (i % threads) - 1;
   const state = slices.map(() => ({ batches: [] as SliceBatch[], ended: false, stopped: false, wake: null as (() => void) | null }));
@@ -197,7 +212,7 @@ export async function verifySlices(options: {
     worker.on('message', (m: SliceBatch | SliceEnd) => {
       const st = state[m.id]!;
       if (st.ended) return;
-      if (m.kind === 'leaves') {
+      if (m.kind === 'subtrees') {
         st.batches.push(m);
       } else {
         st.ended = true;
@@ -226,7 +241,8 @@ export async function verifySlices(options: {
       const st = state[i]!;
       for (;;) {
         for (let b = st.batches.shift(); b !== undefined; b = st.batches.shift()) {
-          if (!run.addCheckedLeaves(b.firstSeq, b.firstPrev, b.lastHash, Buffer.from(b.leaves), 0, b.count, b.ts)) return { done: false, after };
+          const levels = new Uint8Array(b.levels);
+          if (!run.addCheckedSubtrees(b.firstSeq, b.firstPrev, b.lastHash, b.count, levels, Buffer.from(b.hashes), b.subtrees, b.ts)) return { done: false, after };
           after = b.firstSeq + b.count - 1;
         }
         if (st.ended) break;

@@ -4,6 +4,7 @@ import test from 'ava';
 import { EVENT_ROW_COLUMNS } from '../../src/core/event-shape.js';
 import BetterSqlite3 from 'better-sqlite3';
 import { unwrapForFastPath } from '../../src/core/account-data-key.js';
+import type { VerifierCheckpoint } from '../../src/core/checkpoint-trust.js';
 import { readKeyFile } from '../../src/verify/key-file.js';
 import { VerificationRun } from '../../src/verify/run.js';
 import { SqliteLedgerReader } from '../../src/verify/sqlite-reader.js';
@@ -236,4 +237,89 @@ test('a cut-off tail caught by a saved checkpoint, a seq that is not a number, a
   fs.writeFileSync(wrong, Buffer.alloc(32, 9).toString('base64') + '\n');
   t.teardown(() => fs.rmSync(wrong, { force: true }));
   t.is((await both(t, ['--db', key.db, '--data-dir', key.dataDir, '--master-key', wrong])).code, 1);
+});
+
+test('workers hash the Merkle subtrees of their slices: checkpoints inside worker slices, 37 events, same reports', async (t) => {
+  // Its own ledger: 37 events (no power of two), checkpoints stored and saved at 9 and 21 (the
+  // middle of the worker's slices 7..12 and 19..24 with slices of 6) and at 37 (the last event
+  // of the worker's slice 31..37). Each must be compared at its size inside a worker's batch.
+  const ledger = await createLedger('sqlite');
+  t.teardown(() => ledger.store.drop());
+  await ledger.append(9);
+  const cp9 = (await ledger.saveCheckpoint('cp-9.json')).file;
+  await ledger.append(12);
+  const cp21 = (await ledger.saveCheckpoint('cp-21.json')).file;
+  await ledger.append(16);
+  await ledger.saveCheckpoint('cp-37.json');
+  await ledger.close();
+  const source = (ledger.store.config.store as { file: string }).file;
+  const dataDir = ledger.store.dataDir;
+  let n = 0;
+  const copy = async () => {
+    const file = path.join(dataDir, `sub-${process.pid}-${++n}.db`);
+    const db = new BetterSqlite3(source, { readonly: true });
+    await db.backup(file);
+    db.close();
+    t.teardown(() => fs.rmSync(file, { force: true }));
+    return file;
+  };
+  const intact = await copy();
+  const ok = await both(t, ['--db', intact, '--data-dir', dataDir, '--checkpoint', cp9, '--checkpoint', cp21]);
+  t.is(ok.code, 0);
+  t.is(ok.report.accounts[0].events, 37);
+  t.is(ok.report.accounts[0].checkpoints, 5);
+  t.is((await both(t, ['--db', intact, '--data-dir', dataDir], THREE)).code, 0);
+  // Re-chained forgeries inside worker slices: only a checkpoint at its size, in the same slice or the next one's, can catch them.
+  for (const [seq, caught] of [[8, 9], [10, 21], [20, 21], [33, 37]] as const) {
+    const db = await copy();
+    tamperSqlite(db, (d) => {
+      d.prepare("UPDATE events SET route = '/v1/forged' WHERE account_id = ? AND seq = ?").run(ACCOUNT, seq);
+      rechain(d, seq);
+    });
+    for (const env of [PARALLEL, THREE]) {
+      const r = await both(t, ['--db', db, '--data-dir', dataDir], env);
+      t.is(r.code, 1);
+      t.is(r.report.accounts[0].first_bad_seq, caught, `forged at ${seq}`);
+      t.regex(r.report.accounts[0].reason, /Merkle root/);
+    }
+  }
+  // In process: the workers' batches are taken whole (no hand-over to the reference path),
+  // landing on every stored checkpoint's size; a forgery is a mismatch there, not a refusal.
+  const inProcess = async (file: string, threads: number) => {
+    const settings = { threads, minEvents: 2, sliceEvents: 6, mainShare: 1 };
+    const reader = SqliteLedgerReader.open(file, settings);
+    const own = new BetterSqlite3(file, { readonly: true });
+    try {
+      const run = new VerificationRun({ trustedKeys: keysFromDataDir(dataDir, reader.ledgerId), ledgerId: reader.ledgerId, given: [] });
+      const checkpoints = own.prepare('SELECT tree_size, root_hash, note FROM checkpoints WHERE account_id = ? ORDER BY tree_size').all(ACCOUNT) as VerifierCheckpoint[];
+      t.deepEqual(checkpoints.map((c) => c.tree_size), [9, 21, 37]);
+      run.beginAccount({ accountId: ACCOUNT, checkpoints });
+      t.deepEqual(run.waitingSizes(), [9, 21, 37]);
+      const outcome = await verifySlices({ file, db: own, run, accountId: ACCOUNT, maxSeq: 37, dataKey: null, settings });
+      return { outcome, verdict: run.finish()[0]! };
+    } finally {
+      own.close();
+      reader.close();
+    }
+  };
+  for (const threads of [2, 3]) {
+    const whole = await inProcess(intact, threads);
+    t.deepEqual(whole.outcome, { done: true });
+    t.like(whole.verdict, { events: 37, checkpoints: 3, first_bad_seq: null });
+    const forged = await copy();
+    tamperSqlite(forged, (d) => {
+      d.prepare("UPDATE events SET route = '/v1/forged' WHERE account_id = ? AND seq = 20").run(ACCOUNT);
+      rechain(d, 20);
+    });
+    const caught = await inProcess(forged, threads);
+    t.deepEqual(caught.outcome, { done: true });
+    t.like(caught.verdict, { events: 37, first_bad_seq: 21 });
+  }
+
+  // A header edited inside a worker slice is still caught at its own seq.
+  const edited = await copy();
+  tamperSqlite(edited, (d) => d.prepare("UPDATE events SET state = 'succeeded' WHERE account_id = ? AND seq = 35").run(ACCOUNT));
+  const r = await both(t, ['--db', edited, '--data-dir', dataDir]);
+  t.is(r.code, 1);
+  t.is(r.report.accounts[0].first_bad_seq, 35);
 });

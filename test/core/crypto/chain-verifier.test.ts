@@ -1,10 +1,10 @@
 import test from 'ava';
 import { type AccountVerdict, ChainVerifier } from '../../../src/core/chain-verifier.js';
 import type { VerifierCheckpoint } from '../../../src/core/checkpoint-trust.js';
-import { eventHash } from '../../../src/core/event-hash.js';
+import { checkEventRow, eventHash } from '../../../src/core/event-hash.js';
 import { EVENT_HEADER_FIELDS, type EventHeader, GENESIS_PREV_HASH } from '../../../src/core/event-shape.js';
 import { sha256Hex } from '../../../src/core/hash.js';
-import { MerkleFrontier, leafHash } from '../../../src/core/merkle.js';
+import { MerkleFrontier, SubtreeRange, leafHash } from '../../../src/core/merkle.js';
 import { checkpointBody, signNote } from '../../../src/core/note.js';
 import { generateKey, sealPayload, wrapDataKey } from '../../../src/core/seal.js';
 import { type SigningKey, generateSeed, noteVerifierKey, signingKeyFromSeed } from '../../../src/core/signing-key.js';
@@ -352,4 +352,106 @@ test('rows: escaped strings take the full JCS and verify; wrong column types are
     t.is(verdict.first_bad_seq, 3, `${field}: ${verdict.reason}`);
     t.regex(verdict.reason!, /malformed header/);
   }
+});
+
+/**
+ * Feed events [from, to) (0-based) as a worker thread would: checked with checkEventRow against
+ * their predecessor, their leaves as SubtreeRange subtrees cut at the verifier's waiting sizes.
+ * Returns what addCheckedSubtrees answered (false: nothing taken).
+ */
+function feedSubtrees(v: ChainVerifier, events: VerifierEvent[], from: number, to: number, cuts = v.waitingSizes()): boolean {
+  const range = new SubtreeRange(from);
+  const levels = new Uint8Array(512);
+  const hashes = Buffer.alloc(512 * 32);
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const prev = i === from ? (events[i]!.header as EventHeader).prev_hash : events[i - 1]!.hash;
+    t_assert(checkEventRow(toRow(events[i]!), i + 1, prev, ACCOUNT, null) === events[i]!.hash, `row ${i + 1} is intact`);
+    range.appendEventHash(events[i]!.hash);
+    if (cuts.includes(i + 1)) n += range.take(levels, hashes, n);
+  }
+  n += range.take(levels, hashes, n);
+  return v.addCheckedSubtrees(from + 1, (events[from]!.header as EventHeader).prev_hash, events[to - 1]!.hash, to - from, levels, hashes, n);
+}
+
+function t_assert(ok: boolean, what: string): void {
+  if (!ok) throw new Error(`fixture: ${what}`);
+}
+
+function subtreeVerifier(checkpoints: VerifierCheckpoint[]): ChainVerifier {
+  const v = new ChainVerifier({ accountId: ACCOUNT, trustedKeys: [noteVerifierKey(logKey)], ledgerId: LEDGER });
+  for (const c of checkpoints) v.addCheckpoint(c, { given: false });
+  return v;
+}
+
+test('subtrees checked elsewhere: the same verdict as rows, checkpoints inside them compared at their sizes', (t) => {
+  // 37 events (no power of two), checkpoints at sizes a worker slice holds at odd places.
+  const events = buildChain(37);
+  const sizes = [3, 9, 10, 21, 22, 37];
+  const checkpoints = sizes.map((s) => checkpointAt(events, s));
+  const byRows = verify(events, { checkpoints, order: 'checkpoints-first' });
+  t.is(byRows.reason, null);
+  for (const [from, to] of [[0, 37], [5, 23], [7, 37], [1, 2], [8, 9]] as const) {
+    const v = subtreeVerifier(checkpoints);
+    for (const e of events.slice(0, from)) v.addRow(toRow(e));
+    t.deepEqual(v.waitingSizes(), sizes.filter((s) => s > from));
+    t.true(feedSubtrees(v, events, from, to), `${from}..${to}`);
+    for (const e of events.slice(to)) v.addRow(toRow(e));
+    t.deepEqual(v.finish(), byRows, `${from}..${to}`);
+  }
+});
+
+test('subtrees checked elsewhere: a re-chained forgery inside them is caught by the checkpoint after it, as on rows', (t) => {
+  const events = buildChain(37);
+  const checkpoints = [9, 21, 37].map((s) => checkpointAt(events, s));
+  for (const at of [5, 10, 20, 30]) {
+    const forged = events.map((e) => ({ ...e }));
+    forged[at - 1]!.header = { ...forged[at - 1]!.header, route: '/v1/forged' };
+    rechain(forged, at - 1);
+    const byRows = verify(forged, { checkpoints, order: 'checkpoints-first' });
+    t.is(byRows.first_bad_seq, at <= 9 ? 9 : at <= 21 ? 21 : 37);
+    const v = subtreeVerifier(checkpoints);
+    for (const e of forged.slice(0, 2)) v.addRow(toRow(e));
+    t.true(feedSubtrees(v, forged, 2, 33));
+    for (const e of forged.slice(33)) v.addRow(toRow(e));
+    t.deepEqual(v.finish(), byRows, `forged at ${at}`);
+  }
+});
+
+test('subtrees checked elsewhere are refused, changing nothing, unless they continue the chain and stop at every checkpoint size', (t) => {
+  const events = buildChain(20);
+  const checkpoints = [6, 13].map((s) => checkpointAt(events, s));
+  const reference = verify(events, { checkpoints, order: 'checkpoints-first' });
+  const v = subtreeVerifier(checkpoints);
+  for (const e of events.slice(0, 4)) v.addRow(toRow(e));
+  t.false(feedSubtrees(v, events, 4, 16, [13]), 'a subtree spans size 6, where a checkpoint waits');
+  t.false(feedSubtrees(v, events, 5, 16), 'not the next seq');
+  t.false(v.addCheckedSubtrees(5, 'ab'.repeat(32), events[4]!.hash, 1, Uint8Array.of(0), Buffer.alloc(32), 1), 'a prev_hash that does not link');
+  t.true(feedSubtrees(v, events, 4, 14));
+  // A subtree not aligned where it lands (no checkpoint waits in 14..20): a level-2 root (4
+  // leaves) at size 14, which is no multiple of 4; and one that covers fewer leaves than claimed.
+  const levels = Uint8Array.of(2);
+  const root = Buffer.alloc(32, 1);
+  t.false(v.addCheckedSubtrees(15, events[13]!.hash, events[17]!.hash, 4, levels, root, 1), 'size 14 is not a multiple of 4');
+  v.addRow(toRow(events[14]!));
+  v.addRow(toRow(events[15]!));
+  t.false(v.addCheckedSubtrees(17, events[15]!.hash, events[19]!.hash, 3, levels, root, 1), 'covers 4 leaves, claims 3');
+  // Nothing above changed the verifier: the rest as subtrees gives the reference verdict.
+  t.true(feedSubtrees(v, events, 16, 20));
+  t.deepEqual(v.finish(), reference);
+});
+
+test('subtrees checked elsewhere: a checkpoint whose root they do not give is still a mismatch', (t) => {
+  const events = buildChain(23);
+  const other = events.map((e) => ({ ...e }));
+  other[10]!.header = { ...other[10]!.header, route: '/v1/other' };
+  rechain(other, 10);
+  // A stored checkpoint signed over a different log at 15: the subtrees must land on 15 and compare.
+  const checkpoints = [checkpointAt(events, 7), checkpointAt(other, 15)];
+  const byRows = verify(events, { checkpoints, order: 'checkpoints-first' });
+  t.is(byRows.first_bad_seq, 15);
+  t.regex(byRows.reason!, /Merkle root at size 15 differs/);
+  const v = subtreeVerifier(checkpoints);
+  t.true(feedSubtrees(v, events, 0, 23));
+  t.deepEqual(v.finish(), byRows);
 });

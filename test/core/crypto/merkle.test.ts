@@ -1,6 +1,6 @@
 import test from 'ava';
 import { createHash } from 'node:crypto';
-import { MerkleFrontier, emptyRoot, leafHash, nodeHash } from '../../../src/core/merkle.js';
+import { MerkleFrontier, SubtreeRange, emptyRoot, leafHash, nodeHash } from '../../../src/core/merkle.js';
 import { hex, refLeafHash, rootOfLeaves } from './merkle-reference.js';
 
 function eventHashFor(i: number): Uint8Array {
@@ -112,4 +112,59 @@ test('appendEventHash equals append(leafHash(bytes)) and refuses non-hex', (t) =
     t.throws(() => a.appendEventHash(bad), { instanceOf: RangeError });
   }
   t.is(a.size, 37);
+});
+
+/** The leaf-by-leaf frontier over the first n leaves (eventHashFor(1..n)). */
+function frontierOf(n: number): MerkleFrontier {
+  const f = new MerkleFrontier();
+  for (let i = 1; i <= n; i++) f.appendEventHash(Buffer.from(eventHashFor(i)).toString('hex'));
+  return f;
+}
+
+test('SubtreeRange: subtrees from any start, cut anywhere, append to the same frontier and roots as leaf by leaf', (t) => {
+  // Starts and cuts that are not powers of two (and some that are), runs across several levels.
+  const levels = new Uint8Array(256);
+  const hashes = Buffer.alloc(256 * 32);
+  for (const start of [0, 1, 2, 3, 5, 7, 8, 13, 16, 31, 33, 64, 100]) {
+    for (const cuts of [[], [1], [3, 4, 9], [6, 7, 17, 40], [31, 32, 33]]) {
+      const end = start + 45;
+      const f = frontierOf(start);
+      const range = new SubtreeRange(start);
+      const ends = [...cuts.map((c) => start + c).filter((c) => c < end), end];
+      let size = start;
+      for (const stop of ends) {
+        for (; size < stop; size++) range.appendEventHash(Buffer.from(eventHashFor(size + 1)).toString('hex'));
+        const n = range.take(levels, hashes, 0);
+        t.is(range.count, 0);
+        // Never more than two subtrees per level between two cuts.
+        t.true(n <= 2 * (Math.floor(Math.log2(Math.max(stop - (f.size), 1))) + 1), `start ${start} stop ${stop}: ${n} subtrees`);
+        for (let i = 0; i < n; i++) f.appendSubtreeAt(levels[i]!, hashes, i * 32);
+        t.is(f.size, stop);
+        const reference = frontierOf(stop);
+        t.deepEqual(f.toJSON(), reference.toJSON(), `start ${start}, cuts ${cuts}, at ${stop}`);
+        t.is(f.rootHex(), reference.rootHex());
+      }
+    }
+  }
+  // And against the independent recursive reference, at a size that is no power of two.
+  const leaves = Array.from({ length: 77 }, (_, i) => refLeafHash(eventHashFor(i + 1)));
+  const f = frontierOf(11);
+  const range = new SubtreeRange(11);
+  for (let i = 12; i <= 77; i++) range.appendEventHash(Buffer.from(eventHashFor(i)).toString('hex'));
+  const n = range.take(levels, hashes, 0);
+  for (let i = 0; i < n; i++) f.appendSubtreeAt(levels[i]!, hashes, i * 32);
+  t.is(hex(f.root()), hex(rootOfLeaves(leaves)));
+});
+
+test('appendSubtreeAt refuses a subtree that is not aligned where it would land', (t) => {
+  const f = frontierOf(6);
+  const root4 = Buffer.alloc(32, 7);
+  t.throws(() => f.appendSubtreeAt(2, root4, 0), { instanceOf: RangeError }); // 6 is not a multiple of 4
+  t.throws(() => f.appendSubtreeAt(-1, root4, 0), { instanceOf: RangeError });
+  t.throws(() => f.appendSubtreeAt(1, root4, 8), { instanceOf: RangeError }); // past the buffer
+  t.is(f.size, 6);
+  f.appendSubtreeAt(1, root4, 0);
+  t.is(f.size, 8);
+  t.throws(() => new SubtreeRange(-1), { instanceOf: RangeError });
+  t.throws(() => new SubtreeRange(0).take(new Uint8Array(0), Buffer.alloc(0), 1), { instanceOf: RangeError });
 });
