@@ -123,8 +123,8 @@ export function* sliceRows(db: BetterSqlite3.Database, task: Pick<SliceTask, 'ac
 /**
  * The slices' bounds: contiguous, covering seq 1..maxSeq and whatever sorts outside it (the
  * first has no lower bound, the last no upper one), slice i this thread's when i % threads is
- * 0. This thread's slices are `mainShare` the size of a worker's, since it also feeds every
- * leaf to the Merkle frontier; no slice exceeds sliceEvents.
+ * 0. This thread's slices are `mainShare` the size of a worker's, since it also takes the
+ * workers' batches and merges their subtrees; no slice exceeds sliceEvents.
  */
 export function sliceBounds(maxSeq: number, threads: number, settings: Pick<ParallelSettings, 'sliceEvents' | 'mainShare'>): Array<{ after: number | null; upTo: number | null }> {
   const weight = (i: number) => (i % threads === 0 ? settings.mainShare : 1);
