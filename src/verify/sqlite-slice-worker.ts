@@ -1,7 +1,8 @@
 /**
  * A worker thread of the parallel SQLite verify (see sqlite-slices.ts). It opens the file
- * read-only itself and checks one slice of an account's events at a time with checkEventRow —
- * the same checks ChainVerifier.addRow's fast path makes — against its predecessor in the
+ * read-only itself and checks one slice of an account's events at a time with
+ * checkEventRowHexPayload (payloads read as hex text, which costs better-sqlite3 less than a
+ * Buffer per BLOB) — the same checks ChainVerifier.addRow's fast path makes — against its predecessor in the
  * slice, and sends the roots of the perfect Merkle subtrees over the rows it accepted
  * (SubtreeRange), ended at every checkpoint size the slice names, in batches.
  * At the first row the fast path refuses (or any error) it stops the slice and says so: it
@@ -9,10 +10,10 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
-import { checkEventRow } from '../core/event-hash.js';
+import { checkEventRowHexPayload } from '../core/event-hash.js';
 import { runTsWatch } from '../core/ts-order.js';
 import { SubtreeRange } from '../core/merkle.js';
-import { type SliceBatch, type SliceEnd, type SliceTask, sliceRows } from './sqlite-slices.js';
+import { EVENT_COLUMNS_HEX_PAYLOAD, type SliceBatch, type SliceEnd, type SliceTask, sliceRows } from './sqlite-slices.js';
 
 /**
  * A batch ends at every multiple of BATCH events (global sizes: the subtrees between two are
@@ -66,9 +67,9 @@ function runSlice(task: SliceTask, opens: Opens | null): void {
   };
   let stopped = false;
   try {
-    for (const r of sliceRows(db, task)) {
+    for (const r of sliceRows(db, task, EVENT_COLUMNS_HEX_PAYLOAD)) {
       const p: unknown = prev ?? r[15];
-      const hash: string | null = typeof p === 'string' ? checkEventRow(r, expected, p, accountId, opens) : null;
+      const hash: string | null = typeof p === 'string' ? checkEventRowHexPayload(r, expected, p, accountId, opens) : null;
       if (hash === null) {
         stopped = true;
         break;

@@ -34,6 +34,8 @@ import { Worker } from 'node:worker_threads';
 import type { TsRegressions } from '../core/ts-order.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { EVENT_COLUMNS } from './columns.js';
+import { EVENT_ROW_COLUMNS } from '../core/event-shape.js';
+import { PAYLOAD_AS_HEX } from '../core/event-hash.js';
 import type { VerificationRun } from './run.js';
 import type { ParallelSettings } from '../config/verify-tuning.js';
 
@@ -103,15 +105,21 @@ function startWorker(file: string): Worker {
   return new Worker(new URL('./sqlite-slice-worker.js', self), { workerData: { file }, resourceLimits: WORKER_LIMITS });
 }
 
-/** The rows of one slice in the reference order (`ORDER BY seq`), from a connection's own statements. */
-export function* sliceRows(db: BetterSqlite3.Database, task: Pick<SliceTask, 'accountId' | 'after' | 'upTo'>): Generator<unknown[]> {
+/** The event columns with the payload as hex text (PAYLOAD_AS_HEX), for checkEventRowHexPayload. */
+export const EVENT_COLUMNS_HEX_PAYLOAD = EVENT_ROW_COLUMNS.map((c) => (c === 'payload' ? PAYLOAD_AS_HEX : c)).join(', ');
+
+/**
+ * The rows of one slice in the reference order (`ORDER BY seq`), from a connection's own
+ * statements: EVENT_COLUMNS, or other columns in the same order (EVENT_COLUMNS_HEX_PAYLOAD).
+ */
+export function* sliceRows(db: BetterSqlite3.Database, task: Pick<SliceTask, 'accountId' | 'after' | 'upTo'>, columns = EVENT_COLUMNS): Generator<unknown[]> {
   const { accountId, after, upTo } = task;
   const rows = (
     after === null
-      ? db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE account_id = ? ORDER BY seq`).raw(true).iterate(accountId)
+      ? db.prepare(`SELECT ${columns} FROM events WHERE account_id = ? ORDER BY seq`).raw(true).iterate(accountId)
       : upTo === null
-        ? db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE account_id = ? AND seq > ? ORDER BY seq`).raw(true).iterate(accountId, after)
-        : db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE account_id = ? AND seq > ? AND seq <= ? ORDER BY seq`).raw(true).iterate(accountId, after, upTo)
+        ? db.prepare(`SELECT ${columns} FROM events WHERE account_id = ? AND seq > ? ORDER BY seq`).raw(true).iterate(accountId, after)
+        : db.prepare(`SELECT ${columns} FROM events WHERE account_id = ? AND seq > ? AND seq <= ? ORDER BY seq`).raw(true).iterate(accountId, after, upTo)
   ) as IterableIterator<unknown[]>;
   for (const r of rows) {
     // The first slice reads from the very first row in the reference order (whatever its seq) up to upTo.

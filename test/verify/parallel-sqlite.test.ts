@@ -3,12 +3,14 @@ import path from 'node:path';
 import test from 'ava';
 import { EVENT_ROW_COLUMNS } from '../../src/core/event-shape.js';
 import BetterSqlite3 from 'better-sqlite3';
-import { unwrapForFastPath } from '../../src/core/account-data-key.js';
+import { payloadOpens, unwrapForFastPath } from '../../src/core/account-data-key.js';
+import { checkEventRow, checkEventRowHexPayload } from '../../src/core/event-hash.js';
+import { sha256Hex } from '../../src/core/hash.js';
 import type { VerifierCheckpoint } from '../../src/core/checkpoint-trust.js';
 import { readKeyFile } from '../../src/verify/key-file.js';
 import { VerificationRun } from '../../src/verify/run.js';
 import { SqliteLedgerReader } from '../../src/verify/sqlite-reader.js';
-import { sliceBounds, verifySlices } from '../../src/verify/sqlite-slices.js';
+import { EVENT_COLUMNS_HEX_PAYLOAD, sliceBounds, verifySlices } from '../../src/verify/sqlite-slices.js';
 import { keysFromDataDir } from '../../src/verify/trust.js';
 import { runCli } from '../helpers/server-process.js';
 import { ACCOUNT, createLedger, rechain, tamperSqlite, type TestLedger } from './ledger-fixture.js';
@@ -322,4 +324,53 @@ test('workers hash the Merkle subtrees of their slices: checkpoints inside worke
   const r = await both(t, ['--db', edited, '--data-dir', dataDir]);
   t.is(r.code, 1);
   t.is(r.report.accounts[0].first_bad_seq, 35);
+});
+
+test('payloads read as hex text (the slices\' fast path) are accepted exactly where BLOB payloads are', async (t) => {
+  const { db, dataDir } = await copyOf(t);
+  const masterKey = readKeyFile(path.join(dataDir, 'master.key'), 'master key');
+  // Every kind of payload a tampered file can hold, on rows 2..8 (row 1 keeps its own).
+  tamperSqlite(db, (d) => {
+    const set = d.prepare('UPDATE events SET payload = ? WHERE account_id = ? AND seq = ?');
+    set.run('plain text', ACCOUNT, 2);
+    set.run(42, ACCOUNT, 3);
+    set.run(Buffer.alloc(0), ACCOUNT, 4);
+    set.run(null, ACCOUNT, 5);
+    set.run(4.5, ACCOUNT, 6);
+    flipPayload(d, 7);
+    d.prepare("UPDATE events SET payload = CAST(payload AS TEXT) WHERE account_id = ? AND seq = 8").run(ACCOUNT);
+    // An empty BLOB whose payload_hash is that of 0 bytes, and a NULL payload with no hash: both taken.
+    set.run(Buffer.alloc(0), ACCOUNT, 9);
+    d.prepare('UPDATE events SET payload_hash = ? WHERE account_id = ? AND seq = 9').run(sha256Hex(new Uint8Array(0)), ACCOUNT);
+    set.run(null, ACCOUNT, 10);
+    d.prepare('UPDATE events SET payload_hash = NULL WHERE account_id = ? AND seq = 10').run(ACCOUNT);
+    // Text where the BLOB belongs and no payload_hash: refused on both (not taken as "no payload").
+    set.run('sneaky', ACCOUNT, 11);
+    d.prepare('UPDATE events SET payload_hash = NULL WHERE account_id = ? AND seq = 11').run(ACCOUNT);
+    rechain(d, 9);
+  });
+  const source = new BetterSqlite3(db, { readonly: true });
+  t.teardown(() => source.close());
+  const wrapped = source.prepare('SELECT wrapped_data_key FROM accounts WHERE id = ?').pluck().get(ACCOUNT) as Uint8Array;
+  const dataKey = unwrapForFastPath(masterKey, ACCOUNT, wrapped)!;
+  const asBlob = source.prepare(`SELECT ${EVENT_ROW_COLUMNS.join(', ')} FROM events WHERE account_id = ? ORDER BY seq`).raw(true).all(ACCOUNT) as unknown[][];
+  const asHex = source.prepare(`SELECT ${EVENT_COLUMNS_HEX_PAYLOAD} FROM events WHERE account_id = ? ORDER BY seq`).raw(true).all(ACCOUNT) as unknown[][];
+  t.is(asHex.length, EVENTS);
+  const accepted = { without: [] as number[], with: [] as number[] };
+  for (const opens of [null, (seq: number, p: Uint8Array) => payloadOpens(dataKey, ACCOUNT, seq, p)]) {
+    for (let i = 0; i < EVENTS; i++) {
+      // Each row against its own stored link, so a refusal is about the row itself.
+      const prev = asBlob[i]![15] as string;
+      const blob = checkEventRow(asBlob[i]!, i + 1, prev, ACCOUNT, opens);
+      const hex = checkEventRowHexPayload(asHex[i]!, i + 1, prev, ACCOUNT, opens);
+      t.is(hex, blob, `seq ${i + 1}, ${opens === null ? 'without' : 'with'} the data key`);
+      if (hex !== null) accepted[opens === null ? 'without' : 'with'].push(i + 1);
+    }
+  }
+  const all = Array.from({ length: EVENTS }, (_, i) => i + 1);
+  // 2..8 refused on both; 9 (an empty BLOB with the empty payload's hash) and 10 (no payload,
+  // no hash), re-chained, taken by both — 9 only without the data key: 0 bytes do not open;
+  // 11 (text, no hash) refused on both.
+  t.deepEqual(accepted.without, all.filter((s) => s < 2 || (s > 8 && s !== 11)));
+  t.deepEqual(accepted.with, all.filter((s) => s < 2 || (s > 9 && s !== 11)));
 });
