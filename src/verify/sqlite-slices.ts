@@ -4,21 +4,21 @@
  *
  * The account's seq range is cut into contiguous slices (at most `sliceEvents` each, so the
  * batches waiting for the main thread stay bounded whatever the log's size). With T threads the
- * main thread reads every T-th slice itself through the reference path (run.addRow); T-1
- * worker threads (sqlite-slice-worker.ts), each with its own read-only connection, check the
- * others with checkEventRow — exactly the rows ChainVerifier.addRow's fast path accepts — and
- * send back in batches the roots of the perfect subtrees of the global Merkle tree that cover
- * their rows' leaves (SubtreeRange), cut at every size where a checkpoint waits (given to the
- * worker with the slice): so the main thread hashes a few subtree roots per checkpoint instead
- * of every leaf and the nodes above it. The main thread feeds everything in seq order to the
- * account's ChainVerifier: worker batches through addCheckedSubtrees, which checks every batch
+ * main thread checks every T-th slice itself and T-1 worker threads (sqlite-slice-worker.ts),
+ * each with its own read-only connection, check the others, all the same way (slice-check.ts):
+ * with checkEventRowHexPayload — exactly the rows ChainVerifier.addRow's fast path accepts —
+ * giving in batches the roots of the perfect subtrees of the global Merkle tree that cover
+ * their rows' leaves (SubtreeRange), cut at every size where a checkpoint waits (given with
+ * the slice): so the thread that owns the frontier hashes a few subtree roots per checkpoint
+ * instead of every leaf and the nodes above it. The main thread feeds every batch in seq
+ * order to the account's ChainVerifier through addCheckedSubtrees, which checks every batch
  * boundary (next seq, prev_hash = hash of the last event taken) and that no subtree spans a
  * checkpoint's size, appends the subtrees to its frontier and compares every checkpoint at its
  * size exactly as for single-thread rows. Taking a batch there is equivalent to addRow on its
  * rows (the same check against the same expected seq and prev_hash, the same frontier after
  * it), so the verifier's state is the reference path's.
  *
- * Failures are never judged in a worker. At the first row a worker's fast path refuses, or a
+ * Failures are never judged in a slice. At the first row a slice's fast path refuses, or a
  * boundary that does not link, or any worker error, the slices stop and the main thread goes
  * on from the last event taken with the single-thread reference path (addRow over `seq >
  * last`, in the same order the reference query gives): the verifier's state at that point is
@@ -31,48 +31,11 @@
  * seen).
  */
 import { Worker } from 'node:worker_threads';
-import type { TsRegressions } from '../core/ts-order.js';
 import type BetterSqlite3 from 'better-sqlite3';
-import { EVENT_COLUMNS } from './columns.js';
-import { EVENT_ROW_COLUMNS } from '../core/event-shape.js';
-import { PAYLOAD_AS_HEX } from '../core/event-hash.js';
 import type { VerificationRun } from './run.js';
+import { payloadOpens } from '../core/account-data-key.js';
+import { type Opens, type SliceBatch, type SliceEnd, type SliceTask, checkSlice } from './slice-check.js';
 import type { ParallelSettings } from '../config/verify-tuning.js';
-
-export interface SliceTask {
-  id: number;
-  accountId: string;
-  /** Rows with seq > after; null: from the first row in seq order. */
-  after: number | null;
-  /** Rows with seq <= upTo; null: to the end. */
-  upTo: number | null;
-  dataKey: Uint8Array | null;
-  /** Sizes in (after, upTo] where a checkpoint waits for the root, ascending: every one ends a subtree. */
-  cuts: number[];
-}
-
-export interface SliceBatch {
-  id: number;
-  kind: 'subtrees';
-  firstSeq: number;
-  firstPrev: string;
-  lastHash: string;
-  /** Events in the batch. */
-  count: number;
-  /** The subtrees over their leaves, in leaf order: `subtrees` levels (bytes) and roots (32 bytes each). */
-  subtrees: number;
-  levels: ArrayBuffer;
-  hashes: ArrayBuffer;
-  /** The batch's event times: first, last, and where they went backwards inside it. */
-  ts: { firstTs: string | null; lastTs: string | null; inside: TsRegressions };
-}
-
-export interface SliceEnd {
-  id: number;
-  kind: 'end';
-  /** The fast path refused a row (or an error happened) before the slice's end. */
-  stopped: boolean;
-}
 
 export type { ParallelSettings };
 
@@ -103,29 +66,6 @@ function startWorker(file: string): Worker {
     });
   }
   return new Worker(new URL('./sqlite-slice-worker.js', self), { workerData: { file }, resourceLimits: WORKER_LIMITS });
-}
-
-/** The event columns with the payload as hex text (PAYLOAD_AS_HEX), for checkEventRowHexPayload. */
-export const EVENT_COLUMNS_HEX_PAYLOAD = EVENT_ROW_COLUMNS.map((c) => (c === 'payload' ? PAYLOAD_AS_HEX : c)).join(', ');
-
-/**
- * The rows of one slice in the reference order (`ORDER BY seq`), from a connection's own
- * statements: EVENT_COLUMNS, or other columns in the same order (EVENT_COLUMNS_HEX_PAYLOAD).
- */
-export function* sliceRows(db: BetterSqlite3.Database, task: Pick<SliceTask, 'accountId' | 'after' | 'upTo'>, columns = EVENT_COLUMNS): Generator<unknown[]> {
-  const { accountId, after, upTo } = task;
-  const rows = (
-    after === null
-      ? db.prepare(`SELECT ${columns} FROM events WHERE account_id = ? ORDER BY seq`).raw(true).iterate(accountId)
-      : upTo === null
-        ? db.prepare(`SELECT ${columns} FROM events WHERE account_id = ? AND seq > ? ORDER BY seq`).raw(true).iterate(accountId, after)
-        : db.prepare(`SELECT ${columns} FROM events WHERE account_id = ? AND seq > ? AND seq <= ? ORDER BY seq`).raw(true).iterate(accountId, after, upTo)
-  ) as IterableIterator<unknown[]>;
-  for (const r of rows) {
-    // The first slice reads from the very first row in the reference order (whatever its seq) up to upTo.
-    if (after === null && upTo !== null && typeof r[0] === 'number' && r[0] > upTo) return; // closes the statement
-    yield r;
-  }
 }
 
 /**
@@ -161,9 +101,9 @@ type Outcome = { done: true } | { done: false; after: number | null };
 
 /**
  * Verify the account's events in slices, feeding `run` (its account already begun): with T
- * threads, every T-th slice is read by this thread itself through run.addRow (the reference
- * path: a worker costs ~0.3 CPU-s and ~35 MB to start, so this thread is one of the T), the
- * others by T-1 workers whose subtrees are taken in order with run.addCheckedSubtrees. Returns
+ * threads, every T-th slice is checked by this thread itself (a worker costs ~0.3 CPU-s and
+ * ~35 MB to start, so this thread is one of the T), the others by T-1 workers; every slice's
+ * subtrees are taken in order with run.addCheckedSubtrees. Returns
  * `{ done: true }` when every event was taken, else the point after which the caller must go
  * on with the reference path (`after: null`: from the first row).
  */
@@ -181,10 +121,8 @@ export async function verifySlices(options: {
   const { file, db, run, accountId, maxSeq, dataKey, settings } = options;
   const threads = Math.max(settings.threads, 2);
   const waiting = run.waitingSizes();
-  const cutsIn = (after: number | null, upTo: number | null) =>
-    after === null ? [] : waiting.filter((s) => s > after && (upTo === null || s <= upTo));
   const slices: SliceTask[] = sliceBounds(maxSeq, threads, settings).map(({ after, upTo }, id) => ({
-    id, accountId, after, upTo, dataKey, cuts: id % threads === 0 ? [] : cutsIn(after, upTo),
+    id, accountId, after, upTo, dataKey, cuts: waiting.filter((s) => (after === null || s > after) && (upTo === null || s <= upTo)),
   }));
   // Slice i is this thread's when i % threads === 0, else worker (i % threads) - 1's.
   const workerOf = (i: number): number => (i % threads) - 1;
@@ -238,19 +176,27 @@ export async function verifySlices(options: {
   }
 
   let after: number | null = null;
+  const opens: Opens | null = dataKey === null ? null : (seq, payload) => payloadOpens(dataKey, accountId, seq, payload);
+  const takeBatch = (b: SliceBatch) =>
+    run.addCheckedSubtrees(b.firstSeq, b.firstPrev, b.lastHash, b.count, new Uint8Array(b.levels), Buffer.from(b.hashes), b.subtrees, b.ts);
   const outcome = async (): Promise<Outcome> => {
     for (let i = 0; i < slices.length; i++) {
       const task = slices[i]!;
       if (i % threads === 0) {
-        for (const row of sliceRows(db, task)) run.addRow(row);
+        // This thread's own slice, checked as a worker checks one and taken batch by batch.
+        const stopped = checkSlice(db, task, opens, (b) => {
+          if (!takeBatch(b)) return false;
+          after = b.firstSeq + b.count - 1;
+          return true;
+        });
+        if (stopped) return { done: false, after };
         after = task.upTo;
         continue;
       }
       const st = state[i]!;
       for (;;) {
         for (let b = st.batches.shift(); b !== undefined; b = st.batches.shift()) {
-          const levels = new Uint8Array(b.levels);
-          if (!run.addCheckedSubtrees(b.firstSeq, b.firstPrev, b.lastHash, b.count, levels, Buffer.from(b.hashes), b.subtrees, b.ts)) return { done: false, after };
+          if (!takeBatch(b)) return { done: false, after };
           after = b.firstSeq + b.count - 1;
         }
         if (st.ended) break;

@@ -1,0 +1,161 @@
+/**
+ * One slice of the parallel SQLite verify (sqlite-slices.ts), checked the same way on a worker
+ * thread and on the main thread: its rows in seq order with checkEventRowHexPayload — the
+ * checks ChainVerifier.addRow's fast path makes, on payloads read as hex text (better-sqlite3
+ * builds a Buffer with its own allocation for every BLOB; a string costs much less) — each
+ * against its predecessor in the slice, and the roots of the perfect Merkle subtrees over the
+ * rows it accepted (SubtreeRange), ended at every checkpoint size the slice names, in batches
+ * for ChainVerifier.addCheckedSubtrees. It stops at the first row the fast path refuses (or
+ * any error): it never decides what is wrong, the reference path re-reads from there.
+ */
+import type BetterSqlite3 from 'better-sqlite3';
+import { EVENT_ROW_COLUMNS } from '../core/event-shape.js';
+import { PAYLOAD_AS_HEX, checkEventRowHexPayload } from '../core/event-hash.js';
+import { SubtreeRange } from '../core/merkle.js';
+import { type TsRegressions, runTsWatch } from '../core/ts-order.js';
+
+/** One slice, as the main thread hands it to a worker (sqlite-slices.ts cuts them). */
+export interface SliceTask {
+  id: number;
+  accountId: string;
+  /** Rows with seq > after; null: from the first row in seq order. */
+  after: number | null;
+  /** Rows with seq <= upTo; null: to the end. */
+  upTo: number | null;
+  dataKey: Uint8Array | null;
+  /** Sizes in (after, upTo] where a checkpoint waits for the root, ascending: every one ends a subtree. */
+  cuts: number[];
+}
+
+export interface SliceBatch {
+  id: number;
+  kind: 'subtrees';
+  firstSeq: number;
+  firstPrev: string;
+  lastHash: string;
+  /** Events in the batch. */
+  count: number;
+  /** The subtrees over their leaves, in leaf order: `subtrees` levels (bytes) and roots (32 bytes each). */
+  subtrees: number;
+  levels: ArrayBuffer;
+  hashes: ArrayBuffer;
+  /** The batch's event times: first, last, and where they went backwards inside it. */
+  ts: { firstTs: string | null; lastTs: string | null; inside: TsRegressions };
+}
+
+export interface SliceEnd {
+  id: number;
+  kind: 'end';
+  /** The fast path refused a row (or an error happened) before the slice's end. */
+  stopped: boolean;
+}
+
+/** With the data key: whether a payload opens under it, bound to account and seq. */
+export type Opens = (seq: number, payload: Uint8Array) => boolean;
+
+/**
+ * A batch ends at every multiple of BATCH events (global sizes: the subtrees between two are
+ * then one perfect subtree unless a checkpoint cuts them), or earlier when its buffers could
+ * not take another run of subtrees (at most ~2 per level between two cuts).
+ */
+const BATCH = 8192;
+const MAX_SUBTREES = 1024;
+const RUN_SUBTREES = 2 * 53;
+
+/** The event columns with the payload as hex text (PAYLOAD_AS_HEX), for checkEventRowHexPayload. */
+export const EVENT_COLUMNS_HEX_PAYLOAD = EVENT_ROW_COLUMNS.map((c) => (c === 'payload' ? PAYLOAD_AS_HEX : c)).join(', ');
+
+/**
+ * The rows of one slice in the reference order (`ORDER BY seq`), from a connection's own
+ * statements, in EVENT_ROW_COLUMNS order with the payload as hex text.
+ */
+export function* sliceRows(db: BetterSqlite3.Database, task: Pick<SliceTask, 'accountId' | 'after' | 'upTo'>): Generator<unknown[]> {
+  const { accountId, after, upTo } = task;
+  const columns = EVENT_COLUMNS_HEX_PAYLOAD;
+  const rows = (
+    after === null
+      ? db.prepare(`SELECT ${columns} FROM events WHERE account_id = ? ORDER BY seq`).raw(true).iterate(accountId)
+      : upTo === null
+        ? db.prepare(`SELECT ${columns} FROM events WHERE account_id = ? AND seq > ? ORDER BY seq`).raw(true).iterate(accountId, after)
+        : db.prepare(`SELECT ${columns} FROM events WHERE account_id = ? AND seq > ? AND seq <= ? ORDER BY seq`).raw(true).iterate(accountId, after, upTo)
+  ) as IterableIterator<unknown[]>;
+  for (const r of rows) {
+    // The first slice reads from the very first row in the reference order (whatever its seq) up to upTo.
+    if (after === null && upTo !== null && typeof r[0] === 'number' && r[0] > upTo) return; // closes the statement
+    yield r;
+  }
+}
+
+/**
+ * Check the slice's rows, handing over each batch (its buffers are the receiver's) to `emit`;
+ * `emit` returning false stops the slice there. Returns whether it stopped before the slice's
+ * end (a row the fast path refused, an error, emit's false).
+ */
+export function checkSlice(db: BetterSqlite3.Database, task: SliceTask, opens: Opens | null, emit: (batch: SliceBatch) => boolean | void): boolean {
+  const { id, accountId, after, cuts } = task;
+  let expected = after === null ? 1 : after + 1;
+  let prev: string | null = null;
+  // The tree's size before this slice is its first seq - 1: the main thread takes a batch only then.
+  const range = new SubtreeRange(expected - 1);
+  let levels = new Uint8Array(MAX_SUBTREES);
+  // Slow: its own ArrayBuffer, never Buffer's shared pool, since it is transferred.
+  let hashes = Buffer.allocUnsafeSlow(MAX_SUBTREES * 32);
+  let subtrees = 0;
+  let n = 0;
+  let firstSeq = expected;
+  let firstPrev = '';
+  let lastHash = '';
+  let cut = 0;
+  const times = runTsWatch();
+  let refused = false;
+  const flush = () => {
+    subtrees += range.take(levels, hashes, subtrees);
+    if (n === 0) return;
+    const message: SliceBatch = {
+      id, kind: 'subtrees', firstSeq, firstPrev, lastHash, count: n, subtrees,
+      levels: levels.buffer as ArrayBuffer, hashes: hashes.buffer as ArrayBuffer, ts: times.take(),
+    };
+    if (emit(message) === false) refused = true;
+    levels = new Uint8Array(MAX_SUBTREES);
+    hashes = Buffer.allocUnsafeSlow(MAX_SUBTREES * 32);
+    subtrees = 0;
+    n = 0;
+  };
+  let stopped = false;
+  try {
+    for (const r of sliceRows(db, task)) {
+      if (refused) {
+        stopped = true;
+        break;
+      }
+      const p: unknown = prev ?? r[15];
+      const hash: string | null = typeof p === 'string' ? checkEventRowHexPayload(r, expected, p, accountId, opens) : null;
+      if (hash === null) {
+        stopped = true;
+        break;
+      }
+      if (n === 0) {
+        firstSeq = expected;
+        firstPrev = p as string;
+      }
+      range.appendEventHash(hash);
+      times.note(expected, r[2]);
+      n++;
+      lastHash = hash;
+      prev = hash;
+      if (expected === cuts[cut]) {
+        // A checkpoint's size: the main thread must land on it to compare the root there.
+        cut++;
+        subtrees += range.take(levels, hashes, subtrees);
+        if (expected % BATCH === 0 || subtrees + RUN_SUBTREES > MAX_SUBTREES) flush();
+      } else if (expected % BATCH === 0) {
+        flush();
+      }
+      expected++;
+    }
+  } catch {
+    stopped = true; // an I/O error: the reference path meets it again and reports it
+  }
+  flush();
+  return stopped || refused;
+}
