@@ -101,6 +101,11 @@ export class MerkleFrontier {
   #size = 0;
   /** Perfect subtree roots (latin1 strings), largest first; one per set bit of size. */
   #stack: BinHash[] = [];
+  /**
+   * The same roots in hex once asked for (toJSON), undefined until then: the ledger writes the
+   * frontier on every append, and an append changes only its last few roots.
+   */
+  #hex: Array<string | undefined> = [];
 
   get size(): number {
     return this.#size;
@@ -142,9 +147,11 @@ export class MerkleFrontier {
     let s = this.#size / width;
     while (s % 2 === 1) {
       h = nodeBin(this.#stack.pop()!, h);
+      this.#hex.pop();
       s = (s - 1) / 2;
     }
     this.#stack.push(h);
+    this.#hex.push(undefined);
     this.#size += width;
   }
 
@@ -171,10 +178,12 @@ export class MerkleFrontier {
     let level = 0;
     while (s % 2 === 1) {
       h = nodeBin(this.#stack.pop()!, h);
+      this.#hex.pop();
       s = (s - 1) / 2;
       if (completed !== undefined) completed(++level, h);
     }
     this.#stack.push(h);
+    this.#hex.push(undefined);
     this.#size++;
   }
 
@@ -198,7 +207,9 @@ export class MerkleFrontier {
 
   /** The frontier hashes in lowercase hex, largest subtree first. */
   toJSON(): string[] {
-    return this.#stack.map((h) => binToBuffer(h).toString('hex'));
+    const hex = this.#hex;
+    for (let i = 0; i < hex.length; i++) hex[i] ??= binToBuffer(this.#stack[i]!).toString('hex');
+    return hex.slice() as string[];
   }
 
   /** Restore a frontier saved as `size` and `toJSON()`. */
@@ -211,6 +222,7 @@ export class MerkleFrontier {
     for (const hex of hexes) {
       if (typeof hex !== 'string' || !HEX32.test(hex)) throw new RangeError('MerkleFrontier.from: hashes must be 64 lowercase hex digits');
       f.#stack.push(Buffer.from(hex, 'hex').toString('latin1'));
+      f.#hex.push(hex);
     }
     f.#size = size;
     return f;
@@ -220,6 +232,7 @@ export class MerkleFrontier {
   clone(): MerkleFrontier {
     const f = new MerkleFrontier();
     f.#stack = [...this.#stack];
+    f.#hex = [...this.#hex];
     f.#size = this.#size;
     return f;
   }

@@ -2,6 +2,7 @@ import { sql, type InsertQueryBuilder, type RawBuilder } from 'kysely';
 import type { Database, EventsTable } from '../../schema/database.js';
 import { EVENT_HEADER, EVENT_ROW_COLUMNS, type EventHeader } from '../core/event-shape.js';
 import { affectedRows, compiledOnce } from '../store/compiled-statement.js';
+import type { MerkleFrontier } from '../core/merkle.js';
 import type { Db, Dialect } from '../store/store.js';
 
 /** The events table's row is the header and its hash and payload: tsc fails here if schema/database.ts drifts from event-shape.ts. */
@@ -26,6 +27,11 @@ export interface ChainHead {
    * Not a column of `chains`: read with the head, or remembered with it (the hash covers it).
    */
   last_ts: string | null;
+  /**
+   * `frontier` itself, when this instance built the head (a remembered guess, head-guesses.ts):
+   * the next append clones it instead of parsing the JSON. Never changed once in a head.
+   */
+  merkle?: MerkleFrontier;
 }
 
 /**

@@ -143,7 +143,7 @@ export class Ledger {
   private async writeNext(
     trx: Db, head: ChainHead, inputs: readonly EventInput[], dataKey: Uint8Array | null, first: RowInsert | null,
   ): Promise<AppendedEvent[] | null | typeof ROW_TAKEN> {
-    const frontier = MerkleFrontier.from(head.size, JSON.parse(head.frontier) as string[]);
+    const frontier = head.merkle?.clone() ?? MerkleFrontier.from(head.size, JSON.parse(head.frontier) as string[]);
     const events: EventsTable[] = [];
     const subtrees: CompletedSubtree[] = [];
     let checkpointDue = false;
@@ -158,7 +158,7 @@ export class Ledger {
     const last = events[events.length - 1]!;
     const next: ChainHead = {
       size: last.seq, head_hash: last.hash, frontier: JSON.stringify(frontier.toJSON()),
-      checkpoint_size: checkpointDue ? last.seq : head.checkpoint_size, last_ts: last.ts,
+      checkpoint_size: checkpointDue ? last.seq : head.checkpoint_size, last_ts: last.ts, merkle: frontier,
     };
     // Remembered before the write returns, so the next append to this account (in another
     // transaction, which will wait on this one's lock) already builds on these events.

@@ -55,6 +55,32 @@ test('frontier survives a serialization round trip at every size and keeps growi
   t.deepEqual(f.toJSON(), before);
 });
 
+test('toJSON is the hex of the roots at every size, however the frontier was reached: appended, restored, cloned, grown apart', (t) => {
+  // toJSON keeps the hex of roots it already converted; what it answers must not depend on that.
+  const hexOfRoots = (leaves: Uint8Array[]) => {
+    const fresh = new MerkleFrontier();
+    for (const leaf of leaves) fresh.append(leaf);
+    return fresh.toJSON();
+  };
+  const leaves: Uint8Array[] = [];
+  let f = new MerkleFrontier();
+  for (let n = 0; n < 300; n++) {
+    if (n % 7 === 0) f = MerkleFrontier.from(f.size, f.toJSON());
+    if (n % 5 === 0) {
+      const copy = f.clone();
+      copy.append(leafHash(eventHashFor(9000 + n)));
+      copy.toJSON();
+    }
+    if (n % 3 === 0) t.deepEqual(f.toJSON(), hexOfRoots(leaves), `size ${n}`);
+    const leaf = leafHash(eventHashFor(1000 + n));
+    leaves.push(leaf);
+    f.append(leaf);
+  }
+  const answered = f.toJSON();
+  answered[0] = 'changed by the caller';
+  t.deepEqual(f.toJSON(), hexOfRoots(leaves), 'the caller gets a copy');
+});
+
 test('MerkleFrontier.from refuses inconsistent input', (t) => {
   const h = 'ab'.repeat(32);
   t.throws(() => MerkleFrontier.from(3, [h]), { instanceOf: RangeError }); // 3 needs 2 hashes
