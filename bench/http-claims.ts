@@ -222,7 +222,7 @@ export async function newKeyLoad(
 }
 
 /** The durable ceiling and the lean claim: the claim bodies newKeyLoad sends, a new Idempotency-Key on every request. */
-async function durableLoad(url: string, connections: number, seconds: number, path = '/'): Promise<Rate> {
+export async function durableLoad(url: string, connections: number, seconds: number, path = '/'): Promise<Rate> {
   const run = crypto.randomBytes(4).toString('hex');
   let n = 0;
   return load({

@@ -21,6 +21,7 @@ import { EVENT_HEADER_FIELDS, EVENT_ROW_COLUMNS, GENESIS_PREV_HASH, type EventHe
 import { fingerprint } from '../src/core/fingerprint.js';
 import { sha256Hex } from '../src/core/hash.js';
 import { newId } from '../src/core/ids.js';
+import { randomBytes } from '../src/core/random.js';
 import type { JsonValue } from '../src/core/json.js';
 import { MerkleFrontier } from '../src/core/merkle.js';
 import { sealPayload } from '../src/core/seal.js';
@@ -102,7 +103,8 @@ export async function openLeanClaims(variant: LeanVariant = {}): Promise<LeanCla
     const { method, route, command, agent_run_id: agentRunId = null } = c.body as { method: string; route: string; command: JsonValue; agent_run_id?: string | null };
     const fp = fingerprint({ account_id: ACCOUNT, method, route, command });
     const id = newId('op', now);
-    const token = crypto.randomBytes(32).toString('base64url');
+    // The product's pooled randomness (core/random.ts): one system call per 4 KiB, not one per token.
+    const token = randomBytes(32).toString('base64url');
     const leaseEnds = now + 60_000;
     const inserted = insertOperation.run(id, ACCOUNT, c.key, fp, method, route, agentRunId, ACTOR, 60, sha256Hex(token), leaseEnds, rfc3339(now), rfc3339(now));
     if (inserted.changes !== 1) throw Object.assign(new Error('key taken'), { status: 409 });
