@@ -1,0 +1,36 @@
+// The server's own CPU per request (from /proc) for durable Koa, the lean claim and the product's
+// new-key claims, measured in turns under the same load (50 connections): what each answer costs
+// the process that gives it, which the req/s of a shared 2-core machine hides. Answers where the
+// product spends beyond the floor of its design.
+//
+//   npm run build && node --import=tsx bench/server-cpu.ts [--seconds 6] [--rounds 3]
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { sampleCpu } from './cpu-usage.js';
+import { durableLoad, gatewayKeys, newKeyLoad, startChild, withGatehouse } from './http-claims.js';
+const BENCH = path.dirname(fileURLToPath(import.meta.url));
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '6' }, rounds: { type: 'string', default: '3' } } });
+const seconds = Number(values.seconds);
+const lean = await startChild('lean claim', ['--import=tsx', path.join(BENCH, 'lean-claim.ts')], /listening on (http:\/\/\S+)/);
+const durable = await startChild('durable koa', ['--import=tsx', path.join(BENCH, 'durable-koa.ts')], /listening on (http:\/\/\S+)/);
+try {
+  await withGatehouse({ kind: 'sqlite' }, 1, false, [], async ([server]) => {
+    const keys = await gatewayKeys(server!);
+    const measure = async (name: string, pid: number, run: () => Promise<{ rps: number }>) => {
+      const before = sampleCpu({ s: [pid] })!;
+      const t = performance.now();
+      const rate = await run();
+      const after = sampleCpu({ s: [pid] })!;
+      const requests = rate.rps * (performance.now() - t) / 1000;
+      console.log(`${name.padEnd(12)} ${Math.round(rate.rps)} req/s, server CPU ${Math.round((after.groups.s! - before.groups.s!) * 10_000 / requests)} us per request`);
+    };
+    for (let r = 0; r < Number(values.rounds); r++) {
+      await measure('durable koa', durable.pid, () => durableLoad(durable.url, 50, seconds));
+      await measure('lean claim', lean.pid, () => durableLoad(lean.url, 50, seconds, '/v1/operations'));
+      await measure('product', server!.pid, () => newKeyLoad([server!], keys, 50, seconds));
+    }
+  });
+} finally {
+  await Promise.all([lean.stop(), durable.stop()]);
+}
