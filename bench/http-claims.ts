@@ -23,7 +23,10 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = path.join(ROOT, 'bin/gatehouse.js');
 /** Claims rotate over this many accounts, so PostgreSQL's per-account chain-head lock is not the only thing measured. */
 const ACCOUNTS = 4;
-/** PostgreSQL one vs two instances: alternating slices AB, BA, AB, BA, so machine noise hits both alike. */
+/**
+ * PostgreSQL one vs two instances: alternating slices AB, BA, AB, BA, so machine noise hits both
+ * alike; fewer when a measurement is shorter than 4 s (a slice is at least 1 s).
+ */
 const PG_ROUNDS = 4;
 /** SQLite: the ceilings, the lean claim and the product, each measured once per round. */
 const ROUNDS = 3;
@@ -87,6 +90,8 @@ export interface HttpClaimsResult {
 
 export interface HttpClaimsOptions {
   seconds: number;
+  /** Interleaved rounds of the SQLite measurements (3; the smoke run takes 1). */
+  rounds?: number;
   connections?: number;
   /** A PostgreSQL URL allowed to CREATE DATABASE; null skips part (c). */
   postgresAdminUrl?: string | null;
@@ -98,6 +103,7 @@ export interface HttpClaimsOptions {
 export async function benchHttpClaims(options: HttpClaimsOptions): Promise<HttpClaimsResult> {
   const connections = options.connections ?? 50;
   const seconds = options.seconds;
+  const rounds = options.rounds ?? ROUNDS;
   const log = options.log ?? ((line: string) => process.stderr.write(line + '\n'));
   const profiles: string[] = [];
   const adminUrl = options.postgresAdminUrl === undefined ? defaultPostgresAdminUrl() : options.postgresAdminUrl;
@@ -127,10 +133,10 @@ export async function benchHttpClaims(options: HttpClaimsOptions): Promise<HttpC
       for (const subject of subjects) await subject.measure(warmup(seconds));
       const before = await scrapeMetrics(server!);
       const slices: Rate[][] = subjects.map(() => []);
-      for (let round = 0; round < ROUNDS; round++) {
+      for (let round = 0; round < rounds; round++) {
         const order = subjects.map((_, i) => (i + round) % subjects.length);
         for (const i of order) {
-          log(`${subjects[i]!.name}: ${seconds} s at ${connections} connections (round ${round + 1} of ${ROUNDS})`);
+          log(`${subjects[i]!.name}: ${seconds} s at ${connections} connections (round ${round + 1} of ${rounds})`);
           slices[i]!.push(await subjects[i]!.measure(seconds));
         }
       }
@@ -159,7 +165,7 @@ export async function benchHttpClaims(options: HttpClaimsOptions): Promise<HttpC
   const newKeyRatio = sqlite.new_key_claims.rps / bareKoa.rps;
   const replayRatio = sqlite.replays.rps / bareKoa.rps;
   return {
-    connections, seconds, rounds: ROUNDS, bare_koa: bareKoa, durable_koa: durableKoa, lean_claim: leanClaim, sqlite, postgres,
+    connections, seconds, rounds, bare_koa: bareKoa, durable_koa: durableKoa, lean_claim: leanClaim, sqlite, postgres,
     ratios: {
       new_key_vs_koa: round(newKeyRatio, 3),
       replay_vs_koa: round(replayRatio, 3),
@@ -560,14 +566,15 @@ export function benchPostgresInstances(
       for (const setup of setups) await newKeyLoad(setup.servers, setup.keys, connections, warmup(seconds), setup.routing);
       const slices: Rate[][] = setups.map(() => []);
       const cpu: Array<Array<CpuUsage | null>> = setups.map(() => []);
-      const sliceSeconds = Math.max(1, Math.round(seconds / PG_ROUNDS));
+      const rounds = Math.min(PG_ROUNDS, Math.max(1, Math.floor(seconds)));
+      const sliceSeconds = Math.max(1, Math.round(seconds / rounds));
       const before = await scrapeMetrics(single[0]!);
-      for (let round = 0; round < PG_ROUNDS; round++) {
+      for (let round = 0; round < rounds; round++) {
         const order = setups.map((_, i) => i);
         if (round % 2 === 1) order.reverse();
         for (const i of order) {
           const setup = setups[i]!;
-          log(`postgres, ${setup.name}: new-key claims (slice ${round + 1} of ${PG_ROUNDS})`);
+          log(`postgres, ${setup.name}: new-key claims (slice ${round + 1} of ${rounds})`);
           const groups = { gatehouse: setup.servers.map((server) => server.pid), 'load generator': [process.pid] };
           const before = sampleCpu(groups);
           slices[i]!.push(await newKeyLoad(setup.servers, setup.keys, connections, sliceSeconds, setup.routing));

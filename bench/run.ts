@@ -2,7 +2,7 @@
 // bench/results/latest.json and prints a markdown table with the machine and the date.
 //
 //   npm run bench               the full run (about 5 minutes on 2 cores; under 10)
-//   npm run bench -- --quick    a smoke run of about two minutes (1-s slices, small fixtures)
+//   npm run bench -- --quick    a smoke run of about a minute (1-s slices, one round, small fixtures)
 //   npm run bench -- --only http-claims --profile     (also --only proxy: the proxy's profile)
 import fs from 'node:fs';
 import os from 'node:os';
@@ -23,7 +23,7 @@ type Runner = (mod: Record<string, unknown>) => Promise<unknown>;
 
 /** Known modules with their calling convention; any other `bench*` export is called with `{ quick, seconds }`. */
 const MODULES: Array<{ name: string; run?: Runner }> = [
-  { name: 'http-claims', run: async () => benchHttpClaims({ seconds, profile: values.profile, log }) },
+  { name: 'http-claims', run: async () => benchHttpClaims({ seconds, rounds: quick ? 1 : undefined, profile: values.profile, log }) },
   {
     name: 'client-overhead',
     run: async (mod) => withGatehouse({ kind: 'sqlite' }, 1, false, [], async ([server]) => {
