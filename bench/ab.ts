@@ -14,7 +14,7 @@
 // --postgres runs both on PostgreSQL instead (each on a fresh database of the bench server).
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { sampleCpu } from './cpu-usage.js';
+import { cpuPerAnswer } from './cpu-usage.js';
 import { cycleLoad, defaultPostgresAdminUrl, gatewayKeys, load, newKeyLoad, replayTarget, withGatehouse, type BenchServer } from './http-claims.js';
 
 const { values } = parseArgs({
@@ -64,19 +64,8 @@ async function loadFor(kind: string, server: BenchServer, keys: string[]): Promi
 
 /** One slice, with the server's and this process's CPU over it. */
 async function slice(server: BenchServer, measure: Measure, s: number): Promise<Slice> {
-  const before = sampleCpu({ server: [server.pid] })!;
-  const client = process.cpuUsage();
-  const began = performance.now();
-  const { per_sec, p99_ms } = await measure(s);
-  const clientUs = process.cpuUsage(client);
-  const after = sampleCpu({ server: [server.pid] })!;
-  const count = (per_sec * (performance.now() - began)) / 1000;
-  const serverUs = (after.groups.server! - before.groups.server!) * 10_000; // USER_HZ ticks of 10 ms
-  return {
-    per_sec, p99_ms,
-    server_cpu_us: Math.round(serverUs / count),
-    client_cpu_us: Math.round((clientUs.user + clientUs.system) / count),
-  };
+  const { result, server_cpu_us, client_cpu_us } = await cpuPerAnswer(server.pid, () => measure(s), (r) => r.per_sec);
+  return { ...result, server_cpu_us, client_cpu_us };
 }
 
 const store = values.postgres ? { kind: 'postgres' as const, adminUrl: defaultPostgresAdminUrl() } : { kind: 'sqlite' as const };

@@ -59,3 +59,24 @@ export function cpuUsage(before: CpuSnapshot | null, after: CpuSnapshot | null):
   by_group_pct.other = Math.max(0, Math.round(machineBusy * cores * 100 - named));
   return { machine_busy_pct: Math.round(machineBusy * 100), by_group_pct };
 }
+
+/**
+ * Runs `load` against the server `pid` and answers, with the load's own result, the CPU the
+ * server spent (from /proc, in USER_HZ ticks of 10 ms) and this process (the load generator)
+ * spent per answer, the answers being `perSecond(result)` times the load's duration. On a shared
+ * 2-core machine the rate moves with the neighbours; the CPU an answer costs much less.
+ */
+export async function cpuPerAnswer<T>(pid: number, load: () => Promise<T>, perSecond: (result: T) => number): Promise<{ result: T; server_cpu_us: number; client_cpu_us: number }> {
+  const before = sampleCpu({ server: [pid] })!;
+  const client = process.cpuUsage();
+  const began = performance.now();
+  const result = await load();
+  const clientUs = process.cpuUsage(client);
+  const after = sampleCpu({ server: [pid] })!;
+  const answers = (perSecond(result) * (performance.now() - began)) / 1000;
+  return {
+    result,
+    server_cpu_us: Math.round(((after.groups.server! - before.groups.server!) * 10_000) / answers),
+    client_cpu_us: Math.round((clientUs.user + clientUs.system) / answers),
+  };
+}

@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { sampleCpu } from './cpu-usage.js';
+import { cpuPerAnswer } from './cpu-usage.js';
 import { durableLoad, gatewayKeys, newKeyLoad, startChild, withGatehouse } from './http-claims.js';
 const BENCH = path.dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '6' }, rounds: { type: 'string', default: '3' } } });
@@ -18,12 +18,8 @@ try {
   await withGatehouse({ kind: 'sqlite' }, 1, false, [], async ([server]) => {
     const keys = await gatewayKeys(server!);
     const measure = async (name: string, pid: number, run: () => Promise<{ rps: number }>) => {
-      const before = sampleCpu({ s: [pid] })!;
-      const t = performance.now();
-      const rate = await run();
-      const after = sampleCpu({ s: [pid] })!;
-      const requests = rate.rps * (performance.now() - t) / 1000;
-      console.log(`${name.padEnd(12)} ${Math.round(rate.rps)} req/s, server CPU ${Math.round((after.groups.s! - before.groups.s!) * 10_000 / requests)} us per request`);
+      const { result, server_cpu_us } = await cpuPerAnswer(pid, run, (rate) => rate.rps);
+      console.log(`${name.padEnd(12)} ${Math.round(result.rps)} req/s, server CPU ${server_cpu_us} us per request`);
     };
     for (let r = 0; r < Number(values.rounds); r++) {
       await measure('durable koa', durable.pid, () => durableLoad(durable.url, 50, seconds));
