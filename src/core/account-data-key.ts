@@ -31,7 +31,7 @@ export function unwrapAccountDataKey(
  * The data key for checkEventRow outside a ChainVerifier (a worker thread): unwrapped under the
  * master key, or null when there is no master key, no key (shredded or unknown) or it does not
  * unwrap — in that last case the caller must not take the fast path at all (the verifier
- * reports the key); ChainVerifier.acceptsCheckedLeaves tells it.
+ * reports the key); ChainVerifier.acceptsCheckedSubtrees tells it.
  */
 export function unwrapForFastPath(masterKey: Uint8Array | undefined, accountId: string, wrapped: Uint8Array | null | undefined): Uint8Array | null {
   const key = unwrapAccountDataKey(masterKey, accountId, wrapped);

@@ -141,7 +141,7 @@ export class ChainVerifier {
    * log) may be taken through addCheckedSubtrees: not when the data key failed to unwrap (every
    * row then takes the reference path, which names the failure).
    */
-  get acceptsCheckedLeaves(): boolean {
+  get acceptsCheckedSubtrees(): boolean {
     return !this.#finished && !this.#keyFailed;
   }
 
@@ -172,7 +172,7 @@ export class ChainVerifier {
     const frontier = this.#frontier;
     const start = frontier.size;
     if (
-      !this.acceptsCheckedLeaves || count <= 0 || firstSeq !== this.#expectedSeq || firstSeq !== start + 1 ||
+      !this.acceptsCheckedSubtrees || count <= 0 || firstSeq !== this.#expectedSeq || firstSeq !== start + 1 ||
       firstPrevHash !== this.#prevHash || subtrees > levels.length || subtrees * 32 > hashes.length
     ) return false;
     // Check every subtree before changing anything.

@@ -105,9 +105,9 @@ export class VerificationRun {
     return this.#options.masterKey;
   }
 
-  /** Whether the open account's verifier takes rows checked elsewhere (ChainVerifier.acceptsCheckedLeaves). */
-  get acceptsCheckedLeaves(): boolean {
-    return this.#open?.verifier.acceptsCheckedLeaves ?? false;
+  /** Whether the open account's verifier takes rows checked elsewhere (ChainVerifier.acceptsCheckedSubtrees). */
+  get acceptsCheckedSubtrees(): boolean {
+    return this.#open?.verifier.acceptsCheckedSubtrees ?? false;
   }
 
   /** Sizes ahead of the open account's log where a checkpoint waits (ChainVerifier.waitingSizes). */

@@ -9,8 +9,8 @@
  * any error): it never decides what is wrong, the reference path re-reads from there.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import { EVENT_ROW_COLUMNS } from '../core/event-shape.js';
-import { PAYLOAD_AS_HEX, checkEventRowHexPayload } from '../core/event-hash.js';
+import { checkEventRowHexPayload } from '../core/event-hash.js';
+import { EVENT_COLUMNS_HEX_PAYLOAD } from './columns.js';
 import { SubtreeRange } from '../core/merkle.js';
 import { type TsRegressions, runTsWatch } from '../core/ts-order.js';
 
@@ -61,9 +61,6 @@ export type Opens = (seq: number, payload: Uint8Array) => boolean;
 const BATCH = 8192;
 const MAX_SUBTREES = 1024;
 const RUN_SUBTREES = 2 * 53;
-
-/** The event columns with the payload as hex text (PAYLOAD_AS_HEX), for checkEventRowHexPayload. */
-export const EVENT_COLUMNS_HEX_PAYLOAD = EVENT_ROW_COLUMNS.map((c) => (c === 'payload' ? PAYLOAD_AS_HEX : c)).join(', ');
 
 /**
  * The rows of one slice in the reference order (`ORDER BY seq`), from a connection's own

@@ -100,7 +100,7 @@ export class SqliteLedgerReader {
     const maxSeq = this.#db.prepare('SELECT MAX(seq) FROM events WHERE account_id = ?').pluck().get(accountId);
     if (
       this.#settings.threads >= 2 && typeof maxSeq === 'number' && Number.isSafeInteger(maxSeq) &&
-      maxSeq >= this.#settings.minEvents && run.acceptsCheckedLeaves
+      maxSeq >= this.#settings.minEvents && run.acceptsCheckedSubtrees
     ) {
       const dataKey = unwrapForFastPath(run.masterKey, accountId, key?.[0]);
       const result = await verifySlices({ file: this.#file, db: this.#db, run, accountId, maxSeq, dataKey, settings: this.#settings });

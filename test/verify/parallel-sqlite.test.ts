@@ -11,7 +11,7 @@ import { readKeyFile } from '../../src/verify/key-file.js';
 import { VerificationRun } from '../../src/verify/run.js';
 import { SqliteLedgerReader } from '../../src/verify/sqlite-reader.js';
 import { sliceBounds, verifySlices } from '../../src/verify/sqlite-slices.js';
-import { EVENT_COLUMNS_HEX_PAYLOAD } from '../../src/verify/slice-check.js';
+import { EVENT_COLUMNS_HEX_PAYLOAD } from '../../src/verify/columns.js';
 import { keysFromDataDir } from '../../src/verify/trust.js';
 import { runCli } from '../helpers/server-process.js';
 import { ACCOUNT, createLedger, rechain, tamperSqlite, type TestLedger } from './ledger-fixture.js';
