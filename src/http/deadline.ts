@@ -1,6 +1,5 @@
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { DomainError } from '../core/errors.js';
-import type { Context } from 'koa';
 import { WorkScope } from '../store/work-scope.js';
 
 /**
