@@ -14,6 +14,13 @@ const CACHE_TTL_MS = 4000;
  */
 export class DataKeys {
   private readonly cache = new Map<string, { key: Uint8Array | null; until: number }>();
+  /**
+   * Accounts whose row a transaction wrote (made or shredded), by transaction. What such a
+   * transaction reads of that row is not committed yet and may be rolled back (its unit fails, or
+   * another unit breaks its batch), so it is not cached: a cached key whose row was rolled back
+   * would seal payloads that no stored key opens. A later transaction reads the row committed.
+   */
+  private readonly writtenIn = new WeakMap<Db, Set<string>>();
 
   /** `cacheClock` is monotonic: a stepped wall clock must not stretch how long a shredded key stays cached. */
   constructor(private readonly sodium: Sodium, private readonly masterKey: Uint8Array, private readonly clock: Clock, private readonly cacheClock: Clock = monotonicClock) {}
@@ -25,14 +32,16 @@ export class DataKeys {
     let row = await trx.selectFrom('accounts').select(['wrapped_data_key', 'shredded_at']).where('id', '=', accountId).executeTakeFirst();
     if (!row) {
       const wrapped = wrapDataKey(this.sodium, this.masterKey, accountId, generateKey(this.sodium));
-      await trx.insertInto('accounts')
+      const made = await trx.insertInto('accounts')
         .values({ id: accountId, wrapped_data_key: Buffer.from(wrapped), shredded_at: null, created_at: rfc3339(this.clock.now()) })
         .onConflict((oc) => oc.column('id').doNothing())
-        .execute();
+        .executeTakeFirst();
+      // Not made here: another instance's transaction made it and committed (ours waited for it).
+      if (Number(made.numInsertedOrUpdatedRows ?? 0n) > 0) this.wrote(trx, accountId);
       row = await trx.selectFrom('accounts').select(['wrapped_data_key', 'shredded_at']).where('id', '=', accountId).executeTakeFirstOrThrow();
     }
     const key = row.wrapped_data_key ? unwrapDataKey(this.sodium, this.masterKey, accountId, row.wrapped_data_key) : null;
-    this.cache.set(accountId, { key, until: this.cacheClock.now() + CACHE_TTL_MS });
+    if (!this.writtenIn.get(trx)?.has(accountId)) this.cache.set(accountId, { key, until: this.cacheClock.now() + CACHE_TTL_MS });
     return key;
   }
 
@@ -43,7 +52,14 @@ export class DataKeys {
       .where('id', '=', accountId).where('shredded_at', 'is', null)
       .executeTakeFirst();
     this.cache.delete(accountId);
+    this.wrote(trx, accountId);
     return Number(result.numUpdatedRows) > 0;
+  }
+
+  private wrote(trx: Db, accountId: string): void {
+    const accounts = this.writtenIn.get(trx);
+    if (accounts) accounts.add(accountId);
+    else this.writtenIn.set(trx, new Set([accountId]));
   }
 
   private cached(accountId: string): Uint8Array | null | undefined {

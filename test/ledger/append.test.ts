@@ -126,5 +126,24 @@ for (const kind of await storeKinds()) {
     t.is(verify.code, 0, verify.stdout + verify.stderr);
   });
 
+  test(`[${kind}] an account's first data key, made by a unit that rolled back, never seals a payload afterwards`, async (t) => {
+    const app = await startTestApp(t, kind);
+    const { ledger, store } = app.context;
+    // The account's first append makes its data key and its row, then the unit fails: both are rolled back.
+    await t.throwsAsync(store.transact(async (trx) => {
+      await ledger.append(trx, { account_id: 'fresh', type: 'attempted', actor: null, payload: { n: 0 } });
+      throw new Error('boom');
+    }), { message: 'boom' });
+    // Sealed right after, by the same instance, whose key cache must not hold the rolled-back key.
+    await store.transact((trx) => ledger.append(trx, { account_id: 'fresh', type: 'attempted', actor: null, payload: { n: 1 } }));
+    const account = await store.db.selectFrom('accounts').select('id').where('id', '=', 'fresh').executeTakeFirst();
+    t.truthy(account, 'the account row and its wrapped data key were committed with the event they sealed');
+    // Another instance has only the stored key: it must open the payload.
+    const other = await openContext(app.store.config);
+    try {
+      t.deepEqual(await other.ledger.readPayload(other.store.db, 'fresh', 1), { n: 1 });
+    } finally {
+      await other.close();
+    }
+  });
 }
-
