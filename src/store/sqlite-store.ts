@@ -5,6 +5,7 @@ import { Kysely, SqliteDialect, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../schema/database.js';
 import { AfterCommit, isSqliteBusy as isBusy, isSqliteOutage, StoreUnavailableError, type CommitObserver, type Db, type Store, type TransactOptions, type UnitOfWork } from './store.js';
 import type { WorkScope } from './work-scope.js';
+import { runDirectly, type DirectRunner } from './compiled-statement.js';
 
 const MAX_BATCH = 256;
 /** Distinct SQL texts kept prepared; `in (…)` lists of varying length make new texts, so the cache is bounded. */
@@ -78,6 +79,14 @@ export class SqliteStore implements Store {
     this.db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
   }
 
+  /** A compiled statement inside a batch (compiled-statement.ts): what Kysely's SQLite driver would answer, without its executor. */
+  private readonly runCompiled: DirectRunner = (text, parameters) => {
+    const statement = this.prepare(text);
+    if (statement.reader) return { rows: statement.all(parameters) };
+    const { changes, lastInsertRowid } = statement.run(parameters);
+    return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+  };
+
   private prepare(text: string): BetterSqlite3.Statement {
     const cached = this.statements.get(text);
     if (cached && !cached.busy) return cached;
@@ -123,7 +132,10 @@ export class SqliteStore implements Store {
         const batch = this.queue.splice(0, MAX_BATCH);
         try {
           await this.begin(batch[0]!.queuedAt + BUSY_WAIT_MS);
-          await this.db.connection().execute((conn) => this.runBatch(conn, batch));
+          await this.db.connection().execute((conn) => {
+            runDirectly(conn, this.runCompiled);
+            return this.runBatch(conn, batch);
+          });
         } catch (error) {
           // No connection (the store was closed), the lock not had in time, or SQLite itself aborted
           // the transaction under a unit (disk full, I/O error): the batch fails, it does not hang,
