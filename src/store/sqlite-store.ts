@@ -35,9 +35,15 @@ interface Unit {
 /**
  * SQLite in WAL mode with synchronous=FULL: a commit returns only once the WAL is on disk.
  * Concurrent units are group-committed: one BEGIN IMMEDIATE … COMMIT (one fsync) carries a batch,
- * each unit inside its own SAVEPOINT so a failing unit rolls back alone, and no unit is
- * acknowledged before its batch's COMMIT. (The fsync runs on the event loop: moving it to the
- * thread pool was measured twice and bought nothing over HTTP, BENCHMARKS.md.)
+ * and no unit is acknowledged before its batch's COMMIT. (The fsync runs on the event loop: moving
+ * it to the thread pool was measured twice and bought nothing over HTTP, BENCHMARKS.md.)
+ *
+ * As on PostgreSQL (postgres-group-commit.ts), a batch runs its units without savepoints: a
+ * SAVEPOINT and its RELEASE per unit, and the pages SQLite copies to undo one unit alone, were ~3 %
+ * of a claim's CPU. A unit that throws cannot then be undone alone, so the whole batch rolls back:
+ * the thrower gets its error, and the units that had run (or not yet) run again in the next
+ * batch, which is guarded (each unit in a savepoint) until a batch goes through clean, so that a
+ * run of failing requests cannot make the others run more than twice.
  */
 export class SqliteStore implements Store {
   readonly dialect = 'sqlite' as const;
@@ -48,6 +54,8 @@ export class SqliteStore implements Store {
   /** Transaction control, prepared once: a batch runs two of these per unit. */
   private readonly control: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo', BetterSqlite3.Statement>;
   private draining = false;
+  /** Each unit in its own SAVEPOINT: after a batch that one unit rolled back, until a batch goes through clean. */
+  private guarded = false;
   onCommit: CommitObserver | null = null;
 
   constructor(file: string, options: { readonly?: boolean } = {}) {
@@ -58,7 +66,7 @@ export class SqliteStore implements Store {
       this.raw.pragma('journal_mode = WAL');
       this.raw.pragma('synchronous = FULL');
     }
-    // A batch runs each unit in a SAVEPOINT, so SQLite keeps the pages a unit changes in a statement
+    // A guarded batch runs each unit in a SAVEPOINT, so SQLite keeps the pages a unit changes in a statement
     // journal (to roll that unit back alone). Past 64 KiB it spills that journal to a temp file, and a
     // file is not truncated at RELEASE: it grew over the whole batch, two pwrite calls per page a unit
     // touched (strace, 42,000 claims and reports: 1,216,868 pwrite calls; in memory, 193,531). It
@@ -130,20 +138,21 @@ export class SqliteStore implements Store {
         // Let the event loop hand us every request that arrived during the last fsync.
         await new Promise((r) => setImmediate(r));
         const batch = this.queue.splice(0, MAX_BATCH);
+        const outcome = new BatchOutcome(batch);
         try {
           await this.begin(batch[0]!.queuedAt + BUSY_WAIT_MS);
           await this.db.connection().execute((conn) => {
             runDirectly(conn, this.runCompiled);
-            return this.runBatch(conn, batch);
+            return this.runBatch(conn, outcome);
           });
         } catch (error) {
           // No connection (the store was closed), the lock not had in time, or SQLite itself aborted
           // the transaction under a unit (disk full, I/O error): the batch fails, it does not hang,
           // and the next one starts clean.
           if (this.raw.open && this.raw.inTransaction) this.control.rollback.run();
-          const reported = isSqliteOutage(error) ? new StoreUnavailableError(error) : error;
-          for (const unit of batch) unit.reject(reported);
+          outcome.failAll(isSqliteOutage(error) ? new StoreUnavailableError(error) : error);
         }
+        this.queue.unshift(...outcome.again);
       }
     } finally {
       this.draining = false;
@@ -163,38 +172,90 @@ export class SqliteStore implements Store {
     }
   }
 
-  private async runBatch(conn: Db, batch: Unit[]): Promise<void> {
-    const settled: Array<{ unit: Unit; ok: boolean; value: unknown; work: AfterCommit }> = [];
-    for (const unit of batch) {
-      this.control.savepoint.run();
-      const work = new AfterCommit();
+  private async runBatch(conn: Db, outcome: BatchOutcome): Promise<void> {
+    const guarded = this.guarded;
+    for (const unit of outcome.batch) {
       try {
-        // A unit whose request was abandoned while it queued is not run; one abandoned while it
-        // ran is rolled back to its savepoint. After this check it commits with the batch.
+        // A unit whose request was abandoned while it queued is not run.
         unit.scope?.unitStarting();
-        const value = await unit.run(conn, work);
-        unit.scope?.unitCommitting();
-        this.control.release.run();
-        settled.push({ unit, ok: true, value, work });
       } catch (error) {
-        this.control.rollbackTo.run();
-        this.control.release.run();
-        settled.push({ unit, ok: false, value: error, work });
+        outcome.answer(unit, error);
+        continue;
+      }
+      const work = new AfterCommit();
+      if (guarded) this.control.savepoint.run();
+      try {
+        const value = await unit.run(conn, work);
+        // The last moment to give up: after this the request's answer must say it may have been written.
+        unit.scope?.unitCommitting();
+        if (guarded) this.control.release.run();
+        outcome.ran(unit, value, work);
+      } catch (error) {
+        // SQLite rolled the whole transaction back itself (disk full, I/O error): the batch has failed.
+        if (!this.raw.inTransaction) throw error;
+        if (guarded) {
+          this.control.rollbackTo.run();
+          this.control.release.run();
+          outcome.answer(unit, isSqliteOutage(error) ? new StoreUnavailableError(error) : error);
+          continue;
+        }
+        this.control.rollback.run();
+        this.guarded = true;
+        outcome.answer(unit, isSqliteOutage(error) ? new StoreUnavailableError(error) : error);
+        outcome.runAgain();
+        return;
       }
     }
     const began = performance.now();
-    try {
-      this.control.commit.run();
-    } catch (error) {
-      if (this.raw.inTransaction) this.control.rollback.run();
-      const reported = isSqliteOutage(error) ? new StoreUnavailableError(error) : error;
-      for (const { unit } of settled) unit.reject(reported);
-      return;
-    }
-    this.onCommit?.(batch.length, (performance.now() - began) / 1000);
-    // After-commit work runs once the batch is on disk, and never for a unit rolled back to its savepoint.
-    for (const { ok, work } of settled) if (ok) work.run();
-    for (const { unit, ok, value } of settled) (ok ? unit.resolve : unit.reject)(value);
+    this.control.commit.run();
+    if (guarded) this.guarded = false;
+    this.onCommit?.(outcome.committedCount, (performance.now() - began) / 1000);
+    outcome.committed();
   }
 }
 
+/** What becomes of each unit of one batch: answered, waiting for the COMMIT, or handed back to run again. */
+class BatchOutcome {
+  private readonly open: Set<Unit>;
+  private readonly done: Array<{ unit: Unit; value: unknown; work: AfterCommit }> = [];
+  /** Units to run in the next batch: the batch was rolled back under them. */
+  readonly again: Unit[] = [];
+
+  constructor(readonly batch: Unit[]) {
+    this.open = new Set(batch);
+  }
+
+  get committedCount(): number {
+    return this.done.length;
+  }
+
+  answer(unit: Unit, error: unknown): void {
+    this.open.delete(unit);
+    unit.reject(error);
+  }
+
+  ran(unit: Unit, value: unknown, work: AfterCommit): void {
+    this.done.push({ unit, value, work });
+  }
+
+  /** The batch was rolled back by one unit's failure: every unit not answered goes again, in order. */
+  runAgain(): void {
+    this.again.push(...this.open);
+    this.open.clear();
+  }
+
+  /** The batch failed as a whole: every unit not answered gets the error. */
+  failAll(error: unknown): void {
+    for (const unit of this.open) unit.reject(error);
+    this.open.clear();
+  }
+
+  committed(): void {
+    // After-commit work runs once the batch is on disk, and never for a unit rolled back.
+    for (const { work } of this.done) work.run();
+    for (const { unit, value } of this.done) {
+      this.open.delete(unit);
+      unit.resolve(value);
+    }
+  }
+}

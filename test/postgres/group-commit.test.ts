@@ -2,12 +2,12 @@ import test, { type ExecutionContext } from 'ava';
 import { sql } from 'kysely';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
-import { WorkAbandonedError, WorkScope } from '../../src/store/work-scope.js';
 import { createTestStore } from '../helpers/stores.js';
 import { postgresAvailable } from './cluster.js';
 
 // PostgreSQL's group commit (src/store/postgres-group-commit.ts): units that name an account
-// share a transaction with the other units of that account queued at the same time.
+// share a transaction with the other units of that account queued at the same time. What both
+// stores' group commits share (a failing unit, an abandoned one) is in test/store/group-commit.test.ts.
 
 async function freshStore(t: ExecutionContext): Promise<{ store: Store; commits: number[] }> {
   const testStore = await createTestStore('postgres');
@@ -36,39 +36,6 @@ if (await postgresAvailable()) {
     ]);
     t.deepEqual([...commits].sort((a, b) => a - b), [5, 30]);
     t.is((await keys(store)).length, 35);
-  });
-
-  test('[postgres] a unit that throws gets its error and leaves nothing; the others of its batch commit once and run their after-commit work once', async (t) => {
-    const { store } = await freshStore(t);
-    const runs = new Map<number, number>();
-    const afterCommits: number[] = [];
-    const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => store.transact(async (trx, work) => {
-      runs.set(i, (runs.get(i) ?? 0) + 1);
-      await trx.insertInto('meta').values({ key: name(i), value: 'x' }).execute();
-      work.afterCommit(() => afterCommits.push(i));
-      // The first throw breaks the batch (no savepoints); the second comes in the guarded rerun.
-      if (i === 4 || i === 7) throw new Error(`unit ${i} fails`);
-      return i;
-    }, { account: 'acme' })));
-    t.deepEqual(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
-    t.regex(String((results[4] as PromiseRejectedResult).reason), /unit 4 fails/);
-    t.deepEqual(await keys(store), [0, 1, 2, 3, 5, 6, 8, 9].map(name));
-    t.deepEqual(afterCommits.sort((a, b) => a - b), [0, 1, 2, 3, 5, 6, 8, 9]);
-    t.true([...runs.values()].every((count) => count <= 2), 'no unit runs more than twice');
-    t.is(runs.get(4), 1);
-    t.is(runs.get(7), 1);
-  });
-
-  test('[postgres] a unit whose request is abandoned mid-batch is rolled back and says so; the others commit', async (t) => {
-    const { store } = await freshStore(t);
-    const scope = new WorkScope();
-    const results = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => store.transact(async (trx) => {
-      await trx.insertInto('meta').values({ key: name(i), value: 'x' }).execute();
-      if (i === 2) t.false(scope.abandon('client_gone').mayHaveWritten, 'not committing yet');
-    }, { account: 'acme', scope: i === 2 ? scope : undefined })));
-    t.true((results[2] as PromiseRejectedResult).reason instanceof WorkAbandonedError);
-    t.deepEqual(results.filter((r) => r.status === 'fulfilled').length, 5);
-    t.deepEqual(await keys(store), [0, 1, 3, 4, 5].map(name));
   });
 
   test('[postgres] a batch whose connection is terminated mid-way runs again on a new one, and each unit commits exactly once', async (t) => {
