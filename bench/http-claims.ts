@@ -195,7 +195,7 @@ export function defaultPostgresAdminUrl(): string {
   return process.env.GATEHOUSE_BENCH_DATABASE_URL ?? process.env.GATEHOUSE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 }
 
-const CLAIM_BODY = (n: number) => JSON.stringify({ method: 'POST', route: '/v1/tickets', command: { title: 'bench ticket', amount_minor: 1000 + n, currency: 'EUR' } });
+export const CLAIM_BODY = (n: number) => JSON.stringify({ method: 'POST', route: '/v1/tickets', command: { title: 'bench ticket', amount_minor: 1000 + n, currency: 'EUR' } });
 
 /** How requests meet instances: any account on any instance, or each account's on one instance. */
 type Routing = 'any' | 'by-account';
@@ -227,9 +227,15 @@ export async function newKeyLoad(
   return combine(results);
 }
 
-/** The durable ceiling and the lean claim: the claim bodies newKeyLoad sends, a new Idempotency-Key on every request. */
+/**
+ * The durable ceiling and the lean claim: the claim bodies newKeyLoad sends, a new Idempotency-Key
+ * on every request. The lean claim (path /v1/operations) is also told the account, in the same
+ * rotation as newKeyLoad's API keys, so that it writes the same chains and index ranges as the
+ * product does under its load.
+ */
 export async function durableLoad(url: string, connections: number, seconds: number, path = '/'): Promise<Rate> {
   const run = crypto.randomBytes(4).toString('hex');
+  const lean = path === '/v1/operations';
   let n = 0;
   return load({
     url, connections, seconds, method: 'POST', path,
@@ -237,7 +243,7 @@ export async function durableLoad(url: string, connections: number, seconds: num
     body: CLAIM_BODY(0),
     setupRequest: (req) => {
       const i = n++;
-      req.headers = { ...req.headers, 'idempotency-key': `bench-durable-${run}-${i}` };
+      req.headers = { ...req.headers, 'idempotency-key': `bench-durable-${run}-${i}`, ...(lean ? { 'x-bench-account': `bench-${i % ACCOUNTS}` } : {}) };
       req.body = CLAIM_BODY(i);
       return req;
     },

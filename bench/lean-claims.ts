@@ -6,7 +6,10 @@
 // schema (its migrations), with the product's durability: WAL, synchronous=FULL, one BEGIN
 // IMMEDIATE … COMMIT per batch of whatever arrived, nobody answered before their batch's COMMIT.
 // What it leaves out is the way the product does it: no Kysely, no auth lookup, no policy match,
-// no framework around the store.
+// no framework around the store. Each claim names its account (the product's takes it from the API
+// key), and each account has its own chain and data key: spread over the four accounts of the
+// product's load, a batch writes four chains and four ranges of every index, as the product's does
+// (bench/lean-accounts.ts: on one account the same claims cost ~15-25 % less).
 //
 // Served behind Koa by bench/lean-claim.ts (the HTTP ceiling), called in-process by
 // bench/claim-path.ts (the floor of "CPU per claim without HTTP").
@@ -30,12 +33,14 @@ import { rfc3339 } from '../src/core/time.js';
 import { openStore } from '../src/store/open-store.js';
 
 const MAX_BATCH = 256; // as src/store/sqlite-store.ts
-const ACCOUNT = 'acme';
 const ACTOR = 'prn_lean';
 
 export interface LeanClaims {
-  /** A new-key claim of `body` ({ method, route, command, agent_run_id? }) under `key`, answered once its batch committed. */
-  claim(key: string, body: Record<string, JsonValue>): Promise<unknown>;
+  /**
+   * A new-key claim of `body` ({ method, route, command, agent_run_id? }) under `key` in `account`
+   * (its chain, its data key), answered once its batch committed.
+   */
+  claim(key: string, body: Record<string, JsonValue>, account?: string): Promise<unknown>;
   close(): void;
 }
 
@@ -60,7 +65,6 @@ export async function openLeanClaims(variant: LeanVariant = {}): Promise<LeanCla
   await (await openStore({ kind: 'sqlite', file })).close();
 
   const sodium = await loadSodium();
-  const dataKey = crypto.randomBytes(32);
   const db = new BetterSqlite3(file);
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${variant.synchronous ?? 'FULL'}`);
@@ -77,19 +81,31 @@ export async function openLeanClaims(variant: LeanVariant = {}): Promise<LeanCla
     ON CONFLICT DO NOTHING`);
   const insertEvent = db.prepare(`INSERT INTO events (${EVENT_ROW_COLUMNS.join(', ')}) VALUES (${EVENT_ROW_COLUMNS.map(() => '?').join(', ')})`);
   const moveHead = db.prepare('UPDATE chains SET size = ?, head_hash = ?, frontier = ? WHERE account_id = ? AND size = ?');
-  db.prepare('INSERT INTO chains (account_id, size, head_hash, frontier, checkpoint_size) VALUES (?, 0, ?, ?, 0)').run(ACCOUNT, GENESIS_PREV_HASH, '[]');
+  const insertChain = db.prepare('INSERT INTO chains (account_id, size, head_hash, frontier, checkpoint_size) VALUES (?, 0, ?, ?, 0)');
 
-  // The chain head lives in memory, as the product's remembered head does, and is written on every event.
-  let frontier = MerkleFrontier.from(0, []);
-  let headHash = GENESIS_PREV_HASH;
+  // Each account's chain head lives in memory, as the product's remembered heads do, and is written
+  // on every event; its data key is made on first use, as the product's (which also stores it wrapped).
+  interface Chain { frontier: MerkleFrontier; headHash: string; dataKey: Buffer }
+  const chains = new Map<string, Chain>();
+  /** The chains a batch changed, as they were before it: put back if it rolls back. */
+  let before = new Map<string, { frontier: string[]; size: number; headHash: string } | null>();
+  function chainOf(account: string): Chain {
+    let chain = chains.get(account);
+    if (!before.has(account)) before.set(account, chain ? { frontier: chain.frontier.toJSON(), size: chain.frontier.size, headHash: chain.headHash } : null);
+    if (!chain) {
+      insertChain.run(account, GENESIS_PREV_HASH, '[]');
+      chains.set(account, (chain = { frontier: MerkleFrontier.from(0, []), headHash: GENESIS_PREV_HASH, dataKey: crypto.randomBytes(32) }));
+    }
+    return chain;
+  }
 
-  interface Claim { key: string; body: Record<string, JsonValue>; done: (error: unknown, answer?: unknown) => void }
+  interface Claim { key: string; body: Record<string, JsonValue>; account: string; done: (error: unknown, answer?: unknown) => void }
   const queue: Claim[] = [];
   let draining = false;
 
-  function claim(key: string, body: Record<string, JsonValue>): Promise<unknown> {
+  function claim(key: string, body: Record<string, JsonValue>, account = 'acme'): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      queue.push({ key, body, done: (error, answer) => (error ? reject(error) : resolve(answer)) });
+      queue.push({ key, body, account, done: (error, answer) => (error ? reject(error) : resolve(answer)) });
       if (!draining) {
         draining = true;
         setImmediate(drain);
@@ -100,28 +116,30 @@ export async function openLeanClaims(variant: LeanVariant = {}): Promise<LeanCla
   /** One claim's rows, inside the batch's transaction: the operation, its `attempted` event, the head. */
   function write(c: Claim): unknown {
     const now = Date.now();
+    const { account } = c;
+    const chain = chainOf(account);
     const { method, route, command, agent_run_id: agentRunId = null } = c.body as { method: string; route: string; command: JsonValue; agent_run_id?: string | null };
-    const fp = fingerprint({ account_id: ACCOUNT, method, route, command });
+    const fp = fingerprint({ account_id: account, method, route, command });
     const id = newId('op', now);
     // The product's pooled randomness (core/random.ts): one system call per 4 KiB, not one per token.
     const token = randomBytes(32).toString('base64url');
     const leaseEnds = now + 60_000;
-    const inserted = insertOperation.run(id, ACCOUNT, c.key, fp, method, route, agentRunId, ACTOR, 60, sha256Hex(token), leaseEnds, rfc3339(now), rfc3339(now));
+    const inserted = insertOperation.run(id, account, c.key, fp, method, route, agentRunId, ACTOR, 60, sha256Hex(token), leaseEnds, rfc3339(now), rfc3339(now));
     if (inserted.changes !== 1) throw Object.assign(new Error('key taken'), { status: 409 });
-    const seq = frontier.size + 1;
-    const payload = Buffer.from(sealPayload(sodium, dataKey, ACCOUNT, seq, canonicalBytes(command)));
+    const seq = chain.frontier.size + 1;
+    const payload = Buffer.from(sealPayload(sodium, chain.dataKey, account, seq, canonicalBytes(command)));
     const header: EventHeader = {
-      seq, account_id: ACCOUNT, ts: rfc3339(now), type: 'attempted', operation_id: id, idempotency_key: c.key, fingerprint: fp, actor: ACTOR,
-      agent_run_id: agentRunId, method, route, state: 'running', provider_ref: null, response_status: null, payload_hash: sha256Hex(payload), prev_hash: headHash,
+      seq, account_id: account, ts: rfc3339(now), type: 'attempted', operation_id: id, idempotency_key: c.key, fingerprint: fp, actor: ACTOR,
+      agent_run_id: agentRunId, method, route, state: 'running', provider_ref: null, response_status: null, payload_hash: sha256Hex(payload), prev_hash: chain.headHash,
     };
     const hash = eventHash(header);
-    frontier.appendEventHash(hash);
+    chain.frontier.appendEventHash(hash);
     insertEvent.run(...EVENT_HEADER_FIELDS.map((f) => header[f]), hash, payload);
-    moveHead.run(seq, hash, JSON.stringify(frontier.toJSON()), ACCOUNT, seq - 1);
-    headHash = hash;
+    moveHead.run(seq, hash, JSON.stringify(chain.frontier.toJSON()), account, seq - 1);
+    chain.headHash = hash;
     return {
       outcome: 'created', execute: true,
-      operation: { id, account_id: ACCOUNT, idempotency_key: c.key, fingerprint: fp, method, route, state: 'running', business_key: null, exclusive_scope: null, agent_run_id: agentRunId, provider_ref: null, created_at: header.ts, updated_at: header.ts },
+      operation: { id, account_id: account, idempotency_key: c.key, fingerprint: fp, method, route, state: 'running', business_key: null, exclusive_scope: null, agent_run_id: agentRunId, provider_ref: null, created_at: header.ts, updated_at: header.ts },
       lease: { token, expires_at: rfc3339(leaseEnds) },
     };
   }
@@ -129,7 +147,7 @@ export async function openLeanClaims(variant: LeanVariant = {}): Promise<LeanCla
   function drain(): void {
     const batch = queue.splice(0, MAX_BATCH);
     const answers = new Map<Claim, { error?: unknown; answer?: unknown }>();
-    const savedHead = { headHash, frontier: frontier.toJSON(), size: frontier.size };
+    before = new Map();
     try {
       begin.run();
       for (const c of batch) {
@@ -142,8 +160,10 @@ export async function openLeanClaims(variant: LeanVariant = {}): Promise<LeanCla
       commit.run();
     } catch (error) {
       if (db.inTransaction) rollback.run();
-      headHash = savedHead.headHash;
-      frontier = MerkleFrontier.from(savedHead.size, savedHead.frontier);
+      for (const [account, saved] of before) {
+        if (saved) chains.set(account, { ...chains.get(account)!, frontier: MerkleFrontier.from(saved.size, saved.frontier), headHash: saved.headHash });
+        else chains.delete(account);
+      }
       for (const c of batch) answers.set(c, { error });
     }
     for (const c of batch) c.done(answers.get(c)!.error, answers.get(c)!.answer);
