@@ -43,7 +43,7 @@ export function compiledOnce<Args>(
     const text = byShape.get(key);
     if (text !== undefined) {
       const direct = directRunners.get(db);
-      return direct ? Promise.resolve(direct(text, parameters(args))) : db.executeQuery(CompiledQuery.raw(text, parameters(args) as unknown[]));
+      return direct ? runNow(direct, text, parameters(args)) : db.executeQuery(CompiledQuery.raw(text, parameters(args) as unknown[]));
     }
     const compiled = build(db, args).compile();
     if (!isDeepStrictEqual([...compiled.parameters], [...parameters(args)])) {
@@ -52,6 +52,15 @@ export function compiledOnce<Args>(
     byShape.set(key, compiled.sql);
     return db.executeQuery(compiled);
   };
+}
+
+/** A statement SQLite refuses rejects the promise, as through Kysely: it never throws at the call. */
+function runNow(direct: DirectRunner, text: string, parameters: readonly unknown[]): Promise<QueryResult<unknown>> {
+  try {
+    return Promise.resolve(direct(text, parameters));
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /** The first row a compiled SELECT returned, if any (`executeTakeFirst`). */
