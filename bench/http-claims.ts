@@ -58,6 +58,8 @@ export interface HttpClaimsResult {
   durable_koa: Rate;
   /** The same durable work as a new-key claim on raw prepared statements behind the same Koa: the design's floor (bench/lean-claim.ts). */
   lean_claim: Rate;
+  /** The lean claim with every claim in one account (before the seventh session, the floor reported): less durable work than the product's load, for comparison. */
+  lean_claim_one_account: Rate;
   rounds: number;
   sqlite: {
     new_key_claims: Rate; replays: Rate; cycles: { per_sec: number; workers: number; failures: number };
@@ -118,15 +120,17 @@ export async function benchHttpClaims(options: HttpClaimsOptions): Promise<HttpC
   let bareKoa: Rate;
   let durableKoa: Rate;
   let leanClaim: Rate;
+  let leanOneAccount: Rate;
   let sqlite: HttpClaimsResult['sqlite'];
   try {
-    ({ bareKoa, durableKoa, leanClaim, sqlite } = await withGatehouse({ kind: 'sqlite' }, 1, options.profile, profiles, async ([server]) => {
+    ({ bareKoa, durableKoa, leanClaim, leanOneAccount, sqlite } = await withGatehouse({ kind: 'sqlite' }, 1, options.profile, profiles, async ([server]) => {
       const keys = await gatewayKeys(server!);
       const replay = await replayTarget(server!, keys[0]!);
       const subjects: Array<{ name: string; measure: (seconds: number) => Promise<Rate> }> = [
         { name: 'bare koa', measure: (s) => load({ url: koa.url, connections, seconds: s, method: 'GET', path: '/' }) },
         { name: 'durable koa', measure: (s) => durableLoad(durable.url, connections, s) },
         { name: 'lean claim', measure: (s) => durableLoad(lean.url, connections, s, '/v1/operations') },
+        { name: 'lean claim, one account', measure: (s) => leanOneAccountLoad(lean.url, connections, s) },
         { name: 'gatehouse new-key claims', measure: (s) => newKeyLoad([server!], keys, connections, s) },
         { name: 'gatehouse replays', measure: (s) => load({ ...replay, url: server!.url, connections, seconds: s }) },
       ];
@@ -143,8 +147,8 @@ export async function benchHttpClaims(options: HttpClaimsOptions): Promise<HttpC
       const group_commit = commitStats(before, await scrapeMetrics(server!));
       log(`sqlite: claim → sent → completed cycles`);
       const cycles = await cycleLoad(server!, keys, connections, seconds);
-      const [bare, durableRate, leanRate, newKey, replays] = slices.map(average) as [Rate, Rate, Rate, Rate, Rate];
-      return { bareKoa: bare, durableKoa: durableRate, leanClaim: leanRate, sqlite: { new_key_claims: newKey, replays, cycles, group_commit, rounds: slices[3]!.map((r, i) => round(r.rps / slices[1]![i]!.rps, 3)) } };
+      const [bare, durableRate, leanRate, leanOne, newKey, replays] = slices.map(average) as [Rate, Rate, Rate, Rate, Rate, Rate];
+      return { bareKoa: bare, durableKoa: durableRate, leanClaim: leanRate, leanOneAccount: leanOne, sqlite: { new_key_claims: newKey, replays, cycles, group_commit, rounds: slices[4]!.map((r, i) => round(r.rps / slices[1]![i]!.rps, 3)) } };
     }));
   } finally {
     await Promise.all([koa.stop(), durable.stop(), lean.stop()]);
@@ -165,7 +169,7 @@ export async function benchHttpClaims(options: HttpClaimsOptions): Promise<HttpC
   const newKeyRatio = sqlite.new_key_claims.rps / bareKoa.rps;
   const replayRatio = sqlite.replays.rps / bareKoa.rps;
   return {
-    connections, seconds, rounds, bare_koa: bareKoa, durable_koa: durableKoa, lean_claim: leanClaim, sqlite, postgres,
+    connections, seconds, rounds, bare_koa: bareKoa, durable_koa: durableKoa, lean_claim: leanClaim, lean_claim_one_account: leanOneAccount, sqlite, postgres,
     ratios: {
       new_key_vs_koa: round(newKeyRatio, 3),
       replay_vs_koa: round(replayRatio, 3),
@@ -195,7 +199,7 @@ export function defaultPostgresAdminUrl(): string {
   return process.env.GATEHOUSE_BENCH_DATABASE_URL ?? process.env.GATEHOUSE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 }
 
-export const CLAIM_BODY = (n: number) => JSON.stringify({ method: 'POST', route: '/v1/tickets', command: { title: 'bench ticket', amount_minor: 1000 + n, currency: 'EUR' } });
+const CLAIM_BODY = (n: number) => JSON.stringify({ method: 'POST', route: '/v1/tickets', command: { title: 'bench ticket', amount_minor: 1000 + n, currency: 'EUR' } });
 
 /** How requests meet instances: any account on any instance, or each account's on one instance. */
 type Routing = 'any' | 'by-account';
@@ -244,6 +248,23 @@ export async function durableLoad(url: string, connections: number, seconds: num
     setupRequest: (req) => {
       const i = n++;
       req.headers = { ...req.headers, 'idempotency-key': `bench-durable-${run}-${i}`, ...(lean ? { 'x-bench-account': `bench-${i % ACCOUNTS}` } : {}) };
+      req.body = CLAIM_BODY(i);
+      return req;
+    },
+  });
+}
+
+/** The lean claim's load with every claim in one account: what the floor was measured on before the seventh session. */
+export async function leanOneAccountLoad(url: string, connections: number, seconds: number): Promise<Rate> {
+  const run = crypto.randomBytes(4).toString('hex');
+  let n = 0;
+  return load({
+    url, connections, seconds, method: 'POST', path: '/v1/operations',
+    headers: { 'content-type': 'application/json' },
+    body: CLAIM_BODY(0),
+    setupRequest: (req) => {
+      const i = n++;
+      req.headers = { ...req.headers, 'idempotency-key': `bench-one-${run}-${i}`, 'x-bench-account': 'bench-0' };
       req.body = CLAIM_BODY(i);
       return req;
     },

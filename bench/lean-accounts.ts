@@ -3,37 +3,21 @@
 // how much of the floor is the accounts' chains and index ranges. Interleaved turns, one server.
 //
 //   node --import=tsx bench/lean-accounts.ts [--seconds 5] [--rounds 4]
-import crypto from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { cpuPerAnswer } from './cpu-usage.js';
-import { CLAIM_BODY, durableLoad, load, startChild, type Rate } from './http-claims.js';
+import { durableLoad, leanOneAccountLoad, startChild } from './http-claims.js';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, rounds: { type: 'string', default: '4' } } });
 const seconds = Number(values.seconds);
 const BENCH = path.dirname(fileURLToPath(import.meta.url));
 const lean = await startChild('lean claim', ['--import=tsx', path.join(BENCH, 'lean-claim.ts')], /listening on (http:\/\/\S+)/);
 
-/** As durableLoad's lean load, every claim in one account. */
-function oneAccount(): Promise<Rate> {
-  const run = crypto.randomBytes(4).toString('hex');
-  let n = 0;
-  return load({
-    url: lean.url, connections: 50, seconds, method: 'POST', path: '/v1/operations', headers: { 'content-type': 'application/json' }, body: CLAIM_BODY(0),
-    setupRequest: (req) => {
-      const i = n++;
-      req.headers = { ...req.headers, 'idempotency-key': `bench-one-${run}-${i}`, 'x-bench-account': 'bench-0' };
-      req.body = CLAIM_BODY(i);
-      return req;
-    },
-  });
-}
-
 try {
   await durableLoad(lean.url, 50, 2, '/v1/operations');
   for (let round = 0; round < Number(values.rounds); round++) {
-    for (const [name, run] of [['1 account ', oneAccount], ['4 accounts', () => durableLoad(lean.url, 50, seconds, '/v1/operations')]] as const) {
+    for (const [name, run] of [['1 account ', () => leanOneAccountLoad(lean.url, 50, seconds)], ['4 accounts', () => durableLoad(lean.url, 50, seconds, '/v1/operations')]] as const) {
       const { result, server_cpu_us } = await cpuPerAnswer(lean.pid, run, (rate) => rate.rps);
       console.log(`lean claim, ${name}: ${Math.round(result.rps)} req/s, server CPU ${server_cpu_us} us per claim`);
     }
