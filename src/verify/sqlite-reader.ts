@@ -111,10 +111,20 @@ export class SqliteLedgerReader {
       after = result.after;
     }
     // The reference path: every row in seq order (or those after the last one the slices gave).
+    // After the slices: from `seq >= after`, less the one row with seq `after` they took, so
+    // that a second row with that seq (a file whose events table lost its primary key) is seen
+    // as the single-thread path sees it; `seq > after` would skip it.
     const events = after === null
       ? this.#db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE account_id = ? ORDER BY seq`).raw(true).iterate(accountId)
-      : this.#db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE account_id = ? AND seq > ? ORDER BY seq`).raw(true).iterate(accountId, after);
-    for (const row of events as IterableIterator<unknown[]>) run.addRow(row);
+      : this.#db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE account_id = ? AND seq >= ? ORDER BY seq`).raw(true).iterate(accountId, after);
+    let taken = after === null;
+    for (const row of events as IterableIterator<unknown[]>) {
+      if (!taken) {
+        taken = true;
+        if (row[0] === after) continue;
+      }
+      run.addRow(row);
+    }
     run.endAccount();
   }
 

@@ -170,6 +170,24 @@ for (const [a, b] of [[6, 7], [9, 10], [12, 13], [18, 19], [21, 22]] as const) {
   });
 }
 
+// Without the primary key (a file can be rewritten whole) two rows may share a seq: the
+// single-thread path sees the second right after the first and reports it; a slice refuses it,
+// and the reference path that takes over after the last row taken must see it too.
+for (const seq of [4, 6, 10, 12, 22]) {
+  test(`a second row with seq ${seq}: same report on both paths`, async (t) => {
+    const c = await copyOf(t);
+    tamperSqlite(c.db, (db) => {
+      db.exec(`CREATE TABLE loose AS SELECT * FROM events; DROP TABLE events; ALTER TABLE loose RENAME TO events;
+        CREATE INDEX events_by_seq ON events (account_id, seq)`);
+      db.prepare('INSERT INTO events SELECT * FROM events WHERE account_id = ? AND seq = ?').run(ACCOUNT, seq);
+    });
+    const r = await both(t, ['--db', c.db, '--data-dir', c.dataDir]);
+    t.is(r.code, 1);
+    t.is(r.report.accounts[0].first_bad_seq, seq + 1);
+    t.is(r.report.accounts[0].events, EVENTS + 1);
+  });
+}
+
 test('a re-chained forgery from the middle of a slice: caught by the checkpoint, same report on both paths', async (t) => {
   const c = await copyOf(t);
   tamperSqlite(c.db, (db) => {
