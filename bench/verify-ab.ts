@@ -126,9 +126,16 @@ for (let r = 1; r <= rounds; r++) {
   }
 }
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
 console.log(rows.join('\n'));
 for (const name of ['A', 'B'] as const) {
   const runs = totals[name];
   console.log(`${name}: CPU s mean ${mean(runs.map((x) => x.cpu)).toFixed(2)}, wall s mean ${mean(runs.map((x) => x.seconds)).toFixed(2)}, ` +
-    `events per CPU-s ${(Number(values.events) / mean(runs.map((x) => x.cpu))).toFixed(0)}, peak RSS max ${Math.max(...runs.map((x) => x.rssMiB)).toFixed(0)} MiB`);
+    `events per CPU-s ${(Number(values.events) / mean(runs.map((x) => x.cpu))).toFixed(0)}, peak RSS max ${Math.max(...runs.map((x) => x.rssMiB)).toFixed(0)} MiB; ` +
+    `medians: CPU s ${median(runs.map((x) => x.cpu)).toFixed(2)}, wall s ${median(runs.map((x) => x.seconds)).toFixed(2)}, ` +
+    `events/s ${(Number(values.events) / median(runs.map((x) => x.seconds))).toFixed(0)}, main / worker CPU s ` +
+    `${median(runs.map((x) => x.mainCpu)).toFixed(2)} / ${median(runs.map((x) => x.workerCpu)).toFixed(2)}`);
 }
