@@ -13,6 +13,7 @@ import { checkEventRowHexPayload } from '../core/event-hash.js';
 import { EVENT_COLUMNS_HEX_PAYLOAD } from './columns.js';
 import { SubtreeRange } from '../core/merkle.js';
 import { type TsRegressions, runTsWatch } from '../core/ts-order.js';
+import { PAGE_ROWS } from '../config/verify-tuning.js';
 
 /** One slice, as the main thread hands it to a worker (sqlite-slices.ts cuts them). */
 export interface SliceTask {
@@ -25,6 +26,8 @@ export interface SliceTask {
   dataKey: Uint8Array | null;
   /** Sizes in (after, upTo] where a checkpoint waits for the root, ascending: every one ends a subtree. */
   cuts: number[];
+  /** Rows per query (sliceRows). */
+  pageRows: number;
 }
 
 export interface SliceBatch {
@@ -65,21 +68,48 @@ const RUN_SUBTREES = 2 * 53;
 /**
  * The rows of one slice in the reference order (`ORDER BY seq`), from a connection's own
  * statements, in EVENT_ROW_COLUMNS order with the payload as hex text.
+ *
+ * Read in pages of `pageRows` with `all()` (one call into better-sqlite3 per page instead of
+ * one per row as `iterate()` makes), by keyset: the next page is the same query with `seq >=
+ * last` added, where `last` is the seq of the page's last row, and its first row (that same
+ * row, seen again) is skipped. `>=` and not `>`: a second row with the same seq (possible
+ * only in a file whose events table lost its primary key) comes right after it, as in the
+ * unpaged query, and the caller refuses it; with `>` it would be skipped. The caller has
+ * taken `last` before asking for more, so it is a safe integer (anything else ends the slice
+ * with an error, which the caller treats as a refusal). All pages are read in one read
+ * transaction, so they see one snapshot of the file, as one statement does.
  */
-export function* sliceRows(db: BetterSqlite3.Database, task: Pick<SliceTask, 'accountId' | 'after' | 'upTo'>): Generator<unknown[]> {
+export function* sliceRows(db: BetterSqlite3.Database, task: Pick<SliceTask, 'accountId' | 'after' | 'upTo'>, pageRows: number = PAGE_ROWS): Generator<unknown[]> {
   const { accountId, after, upTo } = task;
-  const columns = EVENT_COLUMNS_HEX_PAYLOAD;
-  const rows = (
-    after === null
-      ? db.prepare(`SELECT ${columns} FROM events WHERE account_id = ? ORDER BY seq`).raw(true).iterate(accountId)
-      : upTo === null
-        ? db.prepare(`SELECT ${columns} FROM events WHERE account_id = ? AND seq > ? ORDER BY seq`).raw(true).iterate(accountId, after)
-        : db.prepare(`SELECT ${columns} FROM events WHERE account_id = ? AND seq > ? AND seq <= ? ORDER BY seq`).raw(true).iterate(accountId, after, upTo)
-  ) as IterableIterator<unknown[]>;
-  for (const r of rows) {
-    // The first slice reads from the very first row in the reference order (whatever its seq) up to upTo.
-    if (after === null && upTo !== null && typeof r[0] === 'number' && r[0] > upTo) return; // closes the statement
-    yield r;
+  const select = `SELECT ${EVENT_COLUMNS_HEX_PAYLOAD} FROM events WHERE account_id = ?`;
+  const upper = after !== null && upTo !== null ? ' AND seq <= ?' : '';
+  const first = db.prepare(`${select}${after === null ? '' : ' AND seq > ?'}${upper} ORDER BY seq LIMIT ?`).raw(true);
+  // Without `seq > after` (implied: last > after), which SQLite would take as the index range's start.
+  const next = db.prepare(`${select} AND seq >= ?${upper} ORDER BY seq LIMIT ?`).raw(true);
+  const bound: unknown[] = upper === '' ? [] : [upTo];
+  const began = !db.inTransaction;
+  if (began) db.exec('BEGIN');
+  try {
+    let rows = first.all(accountId, ...(after === null ? [] : [after]), ...bound, pageRows) as unknown[][];
+    let limit = pageRows;
+    let from = 0;
+    for (;;) {
+      for (let i = from; i < rows.length; i++) {
+        const r = rows[i]!;
+        // The first slice reads from the very first row in the reference order (whatever its seq) up to upTo.
+        if (after === null && upTo !== null && typeof r[0] === 'number' && r[0] > upTo) return;
+        yield r;
+      }
+      if (rows.length < limit) return;
+      const last = rows[rows.length - 1]![0];
+      if (typeof last !== 'number' || !Number.isSafeInteger(last)) throw new Error('a page ends on a row the slice did not take');
+      rows = next.all(accountId, last, ...bound, pageRows + 1) as unknown[][];
+      if (rows.length === 0 || rows[0]![0] !== last) throw new Error('the rows changed between two pages');
+      limit = pageRows + 1;
+      from = 1;
+    }
+  } finally {
+    if (began && db.inTransaction) db.exec('COMMIT');
   }
 }
 
@@ -120,7 +150,7 @@ export function checkSlice(db: BetterSqlite3.Database, task: SliceTask, opens: O
   };
   let stopped = false;
   try {
-    for (const r of sliceRows(db, task)) {
+    for (const r of sliceRows(db, task, task.pageRows)) {
       if (refused) {
         stopped = true;
         break;

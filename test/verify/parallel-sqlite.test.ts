@@ -27,8 +27,14 @@ import { ACCOUNT, createLedger, rechain, tamperSqlite, type TestLedger } from '.
 
 const EVENTS = 30;
 // Equal slices (mainShare 1) for the layout above; one case below makes this thread's smaller.
-const PARALLEL = { GATEHOUSE_VERIFY_THREADS: '2', GATEHOUSE_VERIFY_PARALLEL_MIN: '2', GATEHOUSE_VERIFY_SLICE: '6', GATEHOUSE_VERIFY_MAIN_SHARE: '1' };
-const THREE = { ...PARALLEL, GATEHOUSE_VERIFY_THREADS: '3' };
+// Slices read their rows in pages (slice-check.ts sliceRows): pages of 4 put page boundaries
+// inside slices (at 4, 10, 16, 22, 28: each page after the first starts again at the last row
+// of the one before), pages of 1 at every row.
+const PARALLEL = {
+  GATEHOUSE_VERIFY_THREADS: '2', GATEHOUSE_VERIFY_PARALLEL_MIN: '2', GATEHOUSE_VERIFY_SLICE: '6', GATEHOUSE_VERIFY_MAIN_SHARE: '1',
+  GATEHOUSE_VERIFY_PAGE: '4',
+};
+const THREE = { ...PARALLEL, GATEHOUSE_VERIFY_THREADS: '3', GATEHOUSE_VERIFY_PAGE: '1' };
 const SINGLE = { GATEHOUSE_VERIFY_THREADS: '1' };
 /** Every column but the row's place (seq, account): what swapping two rows exchanges. */
 const COLS = EVENT_ROW_COLUMNS.filter((c) => c !== 'seq' && c !== 'account_id').join(', ');
@@ -94,7 +100,7 @@ function swap(db: BetterSqlite3.Database, a: number, b: number): void {
 
 test('the slices run on worker threads under ava: an intact ledger is taken whole, a tampered slice hands over where it stops', async (t) => {
   const { db, dataDir } = await copyOf(t);
-  const settings = { threads: 2, minEvents: 2, sliceEvents: 6, mainShare: 1 };
+  const settings = { threads: 2, minEvents: 2, sliceEvents: 6, mainShare: 1, pageRows: 4 };
   const slices = async (dataKey: Uint8Array | null = null) => {
     const reader = SqliteLedgerReader.open(db, settings);
     const run = new VerificationRun({ trustedKeys: keysFromDataDir(dataDir, reader.ledgerId), ledgerId: reader.ledgerId, given: [] });
@@ -172,16 +178,18 @@ for (const [a, b] of [[6, 7], [9, 10], [12, 13], [18, 19], [21, 22]] as const) {
 
 // Without the primary key (a file can be rewritten whole) two rows may share a seq: the
 // single-thread path sees the second right after the first and reports it; a slice refuses it,
-// and the reference path that takes over after the last row taken must see it too.
-for (const seq of [4, 6, 10, 12, 22]) {
-  test(`a second row with seq ${seq}: same report on both paths`, async (t) => {
+// and the reference path that takes over after the last row taken must see it too. When the
+// first of the two ends a page (4, 10, 22 with pages of 4; any with pages of 1) the next page
+// must return the second, not start after it.
+for (const [seq, page] of [[4, '4'], [6, '4'], [10, '4'], [12, '4'], [22, '4'], [10, '1'], [12, '1'], [10, '256']] as const) {
+  test(`a second row with seq ${seq}, pages of ${page}: same report on both paths`, async (t) => {
     const c = await copyOf(t);
     tamperSqlite(c.db, (db) => {
       db.exec(`CREATE TABLE loose AS SELECT * FROM events; DROP TABLE events; ALTER TABLE loose RENAME TO events;
         CREATE INDEX events_by_seq ON events (account_id, seq)`);
       db.prepare('INSERT INTO events SELECT * FROM events WHERE account_id = ? AND seq = ?').run(ACCOUNT, seq);
     });
-    const r = await both(t, ['--db', c.db, '--data-dir', c.dataDir]);
+    const r = await both(t, ['--db', c.db, '--data-dir', c.dataDir], { ...PARALLEL, GATEHOUSE_VERIFY_PAGE: page });
     t.is(r.code, 1);
     t.is(r.report.accounts[0].first_bad_seq, seq + 1);
     t.is(r.report.accounts[0].events, EVENTS + 1);
