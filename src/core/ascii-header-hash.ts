@@ -69,12 +69,32 @@ function isHex64(s: string): boolean {
  * canonicalHeaderFromRow).
  */
 export function asciiHeaderHash(r: readonly unknown[]): string | null {
+  return asciiHeaderHashAt(r, POSITION, null);
+}
+
+/**
+ * Member k's position in a row read without the account_id column (the parallel verify's
+ * slices: src/verify/columns.ts SLICE_ROW), -1 for account_id, whose value is then given.
+ */
+const POSITION_WITHOUT_ACCOUNT = JCS_ORDER.map((f) => (f === 'account_id' ? -1 : ROW[f] > ROW.account_id ? ROW[f] - 1 : ROW[f]));
+
+/**
+ * asciiHeaderHash over a row without its account_id column (the other header fields in
+ * EVENT_ROW_COLUMNS order), the account's id given: the same bytes as asciiHeaderHash over the
+ * full row whose account_id is `accountId`.
+ */
+export function asciiHeaderHashOfAccount(r: readonly unknown[], accountId: string): string | null {
+  return asciiHeaderHashAt(r, POSITION_WITHOUT_ACCOUNT, accountId);
+}
+
+function asciiHeaderHashAt(r: readonly unknown[], position: readonly number[], accountId: string | null): string | null {
   let at = 0;
   for (let k = 0; k < PREFIX.length; k++) {
     const prefix = PREFIX[k]!;
     if (at + prefix.length + 4 > CAPACITY) return null;
     for (let i = 0; i < prefix.length; i++) out[at++] = prefix[i]!;
-    const v = r[POSITION[k]!];
+    const p = position[k]!;
+    const v = p < 0 ? accountId : r[p];
     const kind = KIND[k]!;
     if (v === null && kind !== 'seq' && kind !== 'text') {
       for (let i = 0; i < 4; i++) out[at++] = NULL_TEXT[i]!;

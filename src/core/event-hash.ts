@@ -2,7 +2,7 @@ import { EVENT_HEADER, EVENT_HEADER_FIELDS, type EventHeader, ROW, ROW_HASH, ROW
 import { canonicalize } from './jcs.js';
 import type { JsonObject } from './json.js';
 import { sha256Digest } from './merkle.js';
-import { asciiHeaderHash } from './ascii-header-hash.js';
+import { asciiHeaderHash, asciiHeaderHashOfAccount } from './ascii-header-hash.js';
 
 const DOMAIN = 'gatehouse:event:v1\n';
 
@@ -145,8 +145,13 @@ export function checkEventRowHexPayload(
 ): string | null {
   const hash = checkedRowHash(r, expectedSeq, prevHash, accountId);
   if (hash === null) return null;
-  const hex = r[ROW_PAYLOAD];
-  const payloadHash = r[PAYLOAD_HASH];
+  return payloadChecked(hash, r[ROW_PAYLOAD], r[PAYLOAD_HASH], expectedSeq, opens);
+}
+
+/** checkEventRowHexPayload's second half: the payload (hex text, PAYLOAD_AS_HEX) against payload_hash and, with `opens`, the data key. */
+function payloadChecked(
+  hash: string, hex: unknown, payloadHash: unknown, expectedSeq: number, opens: ((seq: number, payload: Uint8Array) => boolean) | null,
+): string | null {
   if (hex === null || hex === undefined) return payloadHash === null ? hash : null;
   if (typeof hex !== 'string' || hex.length % 2 !== 0 || payloadHash === null) return null;
   const size = hex.length / 2;
@@ -156,4 +161,36 @@ export function checkEventRowHexPayload(
   const payload = payloadScratch.subarray(0, size);
   if (sha256Digest('sha256', payload, 'hex') !== payloadHash) return null;
   return opens === null || opens(expectedSeq, payload) ? hash : null;
+}
+
+/** Positions in a row read without its account_id column (EVENT_ROW_COLUMNS less account_id). */
+const WITHOUT_ACCOUNT = (i: number): number => (i > ROW.account_id ? i - 1 : i);
+const A_SEQ = WITHOUT_ACCOUNT(SEQ), A_PREV_HASH = WITHOUT_ACCOUNT(PREV_HASH), A_PAYLOAD_HASH = WITHOUT_ACCOUNT(PAYLOAD_HASH);
+const A_HASH = WITHOUT_ACCOUNT(ROW_HASH), A_PAYLOAD = WITHOUT_ACCOUNT(ROW_PAYLOAD);
+
+/**
+ * checkEventRowHexPayload over a row read without its account_id column, for the parallel
+ * verify's slices: one column fewer is one string fewer and, on Node 20, keeps better-sqlite3's
+ * raw row within the 17 elements of the array's first backing store (it grows it at the 18th).
+ * The query must have established that the row's account_id is exactly `accountId` — a TEXT
+ * value equal to it byte for byte (src/verify/columns.ts EVENT_COLUMNS_OF_ACCOUNT) — which is
+ * what checkEventRowHexPayload's `r[account_id] === accountId` checks. The same checks on the
+ * same values otherwise: a header asciiHeaderHash declines goes through checkEventRowHexPayload
+ * on the full row.
+ */
+export function checkEventRowOfAccountHexPayload(
+  r: readonly unknown[], expectedSeq: number, prevHash: string, accountId: string,
+  opens: ((seq: number, payload: Uint8Array) => boolean) | null,
+): string | null {
+  if (r[A_SEQ] !== expectedSeq || r[A_PREV_HASH] !== prevHash) return null;
+  const hash = r[A_HASH];
+  if (typeof hash !== 'string') return null;
+  const computed = asciiHeaderHashOfAccount(r, accountId);
+  if (computed === null) {
+    // Not plain ASCII (or a wrong type): the full row through the general check.
+    const full = [r[0], accountId, ...r.slice(1)];
+    return checkEventRowHexPayload(full, expectedSeq, prevHash, accountId, opens);
+  }
+  if (computed !== hash) return null;
+  return payloadChecked(hash, r[A_PAYLOAD], r[A_PAYLOAD_HASH], expectedSeq, opens);
 }

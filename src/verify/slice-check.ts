@@ -1,6 +1,6 @@
 /**
  * One slice of the parallel SQLite verify (sqlite-slices.ts), checked the same way on a worker
- * thread and on the main thread: its rows in seq order with checkEventRowHexPayload — the
+ * thread and on the main thread: its rows in seq order with checkEventRowOfAccountHexPayload — the
  * checks ChainVerifier.addRow's fast path makes, on payloads read as hex text (better-sqlite3
  * builds a Buffer with its own allocation for every BLOB; a string costs much less) — each
  * against its predecessor in the slice, and the roots of the perfect Merkle subtrees over the
@@ -9,8 +9,8 @@
  * any error): it never decides what is wrong, the reference path re-reads from there.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import { checkEventRowHexPayload } from '../core/event-hash.js';
-import { EVENT_COLUMNS_HEX_PAYLOAD } from './columns.js';
+import { checkEventRowOfAccountHexPayload } from '../core/event-hash.js';
+import { EVENT_COLUMNS_OF_ACCOUNT, SLICE_ACCOUNT, SLICE_ROW } from './columns.js';
 import { SubtreeRange } from '../core/merkle.js';
 import { type TsRegressions, runTsWatch } from '../core/ts-order.js';
 import { PAGE_ROWS } from '../config/verify-tuning.js';
@@ -67,7 +67,8 @@ const RUN_SUBTREES = 2 * 53;
 
 /**
  * The rows of one slice in the reference order (`ORDER BY seq`), from a connection's own
- * statements, in EVENT_ROW_COLUMNS order with the payload as hex text.
+ * statements: EVENT_COLUMNS_OF_ACCOUNT (EVENT_ROW_COLUMNS less account_id, which the query
+ * checks, with the payload as hex text).
  *
  * Read in pages of `pageRows` with `all()` (one call into better-sqlite3 per page instead of
  * one per row as `iterate()` makes), by keyset: the next page is the same query with `seq >=
@@ -81,7 +82,7 @@ const RUN_SUBTREES = 2 * 53;
  */
 export function* sliceRows(db: BetterSqlite3.Database, task: Pick<SliceTask, 'accountId' | 'after' | 'upTo'>, pageRows: number = PAGE_ROWS): Generator<unknown[]> {
   const { accountId, after, upTo } = task;
-  const select = `SELECT ${EVENT_COLUMNS_HEX_PAYLOAD} FROM events WHERE account_id = ?`;
+  const select = `SELECT ${EVENT_COLUMNS_OF_ACCOUNT} FROM events WHERE ${SLICE_ACCOUNT}`;
   const upper = after !== null && upTo !== null ? ' AND seq <= ?' : '';
   const first = db.prepare(`${select}${after === null ? '' : ' AND seq > ?'}${upper} ORDER BY seq LIMIT ?`).raw(true);
   // Without `seq > after` (implied: last > after), which SQLite would take as the index range's start.
@@ -90,7 +91,8 @@ export function* sliceRows(db: BetterSqlite3.Database, task: Pick<SliceTask, 'ac
   const began = !db.inTransaction;
   if (began) db.exec('BEGIN');
   try {
-    let rows = first.all(accountId, ...(after === null ? [] : [after]), ...bound, pageRows) as unknown[][];
+    const account = { account: accountId };
+    let rows = first.all(account, ...(after === null ? [] : [after]), ...bound, pageRows) as unknown[][];
     let limit = pageRows;
     let from = 0;
     for (;;) {
@@ -103,7 +105,7 @@ export function* sliceRows(db: BetterSqlite3.Database, task: Pick<SliceTask, 'ac
       if (rows.length < limit) return;
       const last = rows[rows.length - 1]![0];
       if (typeof last !== 'number' || !Number.isSafeInteger(last)) throw new Error('a page ends on a row the slice did not take');
-      rows = next.all(accountId, last, ...bound, pageRows + 1) as unknown[][];
+      rows = next.all(account, last, ...bound, pageRows + 1) as unknown[][];
       if (rows.length === 0 || rows[0]![0] !== last) throw new Error('the rows changed between two pages');
       limit = pageRows + 1;
       from = 1;
@@ -155,8 +157,8 @@ export function checkSlice(db: BetterSqlite3.Database, task: SliceTask, opens: O
         stopped = true;
         break;
       }
-      const p: unknown = prev ?? r[15];
-      const hash: string | null = typeof p === 'string' ? checkEventRowHexPayload(r, expected, p, accountId, opens) : null;
+      const p: unknown = prev ?? r[SLICE_ROW.prev_hash];
+      const hash: string | null = typeof p === 'string' ? checkEventRowOfAccountHexPayload(r, expected, p, accountId, opens) : null;
       if (hash === null) {
         stopped = true;
         break;
@@ -166,7 +168,7 @@ export function checkSlice(db: BetterSqlite3.Database, task: SliceTask, opens: O
         firstPrev = p as string;
       }
       range.appendEventHash(hash);
-      times.note(expected, r[2]);
+      times.note(expected, r[SLICE_ROW.ts]);
       n++;
       lastHash = hash;
       prev = hash;

@@ -4,14 +4,14 @@ import test from 'ava';
 import { EVENT_ROW_COLUMNS } from '../../src/core/event-shape.js';
 import BetterSqlite3 from 'better-sqlite3';
 import { payloadOpens, unwrapForFastPath } from '../../src/core/account-data-key.js';
-import { checkEventRow, checkEventRowHexPayload } from '../../src/core/event-hash.js';
+import { checkEventRow, checkEventRowHexPayload, checkEventRowOfAccountHexPayload } from '../../src/core/event-hash.js';
 import { sha256Hex } from '../../src/core/hash.js';
 import type { VerifierCheckpoint } from '../../src/core/checkpoint-trust.js';
 import { readKeyFile } from '../../src/verify/key-file.js';
 import { VerificationRun } from '../../src/verify/run.js';
 import { SqliteLedgerReader } from '../../src/verify/sqlite-reader.js';
 import { sliceBounds, verifySlices } from '../../src/verify/sqlite-slices.js';
-import { EVENT_COLUMNS_HEX_PAYLOAD } from '../../src/verify/columns.js';
+import { EVENT_COLUMNS_HEX_PAYLOAD, EVENT_COLUMNS_OF_ACCOUNT, SLICE_ACCOUNT } from '../../src/verify/columns.js';
 import { keysFromDataDir } from '../../src/verify/trust.js';
 import { runCli } from '../helpers/server-process.js';
 import { ACCOUNT, createLedger, rechain, tamperSqlite, type TestLedger } from './ledger-fixture.js';
@@ -196,6 +196,30 @@ for (const [seq, page] of [[4, '4'], [6, '4'], [10, '4'], [12, '4'], [22, '4'], 
   });
 }
 
+// The slices do not read account_id: their query checks it, byte for byte whatever collation a
+// rewritten schema gives the column. Here NOCASE, and the row at 10 (inside a worker's slice)
+// or 30 (the last) says 'ACME', its hash still over 'acme': the single-thread path refuses it
+// for its account; so must the parallel path, which would take it if the check used the bound
+// id for a row the query matched under NOCASE, or skip it if the query left it out.
+for (const seq of [10, 30]) {
+  test(`account_id under a NOCASE collation, 'ACME' at seq ${seq}: refused on both paths`, async (t) => {
+    const c = await copyOf(t);
+    tamperSqlite(c.db, (db) => {
+      const sql = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'events'").pluck().get() as string;
+      const nocase = sql.replace(/CREATE TABLE[^(]*\(/i, 'CREATE TABLE loose (').replace(/"account_id" text/i, '"account_id" text COLLATE NOCASE');
+      t.not(nocase, sql);
+      db.exec(`${nocase}; INSERT INTO loose SELECT * FROM events; DROP TABLE events; ALTER TABLE loose RENAME TO events;`);
+      db.prepare("UPDATE events SET account_id = 'ACME' WHERE account_id = ? AND seq = ?").run(ACCOUNT, seq);
+      t.is(db.prepare("SELECT COUNT(*) FROM events WHERE account_id = 'acme'").pluck().get(), EVENTS);
+    });
+    for (const env of [PARALLEL, THREE]) {
+      const r = await both(t, ['--db', c.db, '--data-dir', c.dataDir], env);
+      t.is(r.code, 1);
+      t.is(r.report.accounts[0].first_bad_seq, seq);
+    }
+  });
+}
+
 test('a re-chained forgery from the middle of a slice: caught by the checkpoint, same report on both paths', async (t) => {
   const c = await copyOf(t);
   tamperSqlite(c.db, (db) => {
@@ -374,6 +398,8 @@ test('payloads read as hex text (the slices\' fast path) are accepted exactly wh
     // Text where the BLOB belongs and no payload_hash: refused on both (not taken as "no payload").
     set.run('sneaky', ACCOUNT, 11);
     d.prepare('UPDATE events SET payload_hash = NULL WHERE account_id = ? AND seq = 11').run(ACCOUNT);
+    // Not plain ASCII: the slices' row without account_id takes the general check on the full row.
+    d.prepare("UPDATE events SET route = '/v1/réfunds' WHERE account_id = ? AND seq = 12").run(ACCOUNT);
     rechain(d, 9);
   });
   const source = new BetterSqlite3(db, { readonly: true });
@@ -383,6 +409,10 @@ test('payloads read as hex text (the slices\' fast path) are accepted exactly wh
   const asBlob = source.prepare(`SELECT ${EVENT_ROW_COLUMNS.join(', ')} FROM events WHERE account_id = ? ORDER BY seq`).raw(true).all(ACCOUNT) as unknown[][];
   const asHex = source.prepare(`SELECT ${EVENT_COLUMNS_HEX_PAYLOAD} FROM events WHERE account_id = ? ORDER BY seq`).raw(true).all(ACCOUNT) as unknown[][];
   t.is(asHex.length, EVENTS);
+  // The slices' rows: no account_id column (the query matched it).
+  const ofAccount = source.prepare(`SELECT ${EVENT_COLUMNS_OF_ACCOUNT} FROM events WHERE ${SLICE_ACCOUNT} ORDER BY seq`).raw(true).all({ account: ACCOUNT }) as unknown[][];
+  t.is(ofAccount.length, EVENTS);
+  t.is(ofAccount[0]!.length, EVENT_ROW_COLUMNS.length - 1);
   const accepted = { without: [] as number[], with: [] as number[] };
   for (const opens of [null, (seq: number, p: Uint8Array) => payloadOpens(dataKey, ACCOUNT, seq, p)]) {
     for (let i = 0; i < EVENTS; i++) {
@@ -391,6 +421,7 @@ test('payloads read as hex text (the slices\' fast path) are accepted exactly wh
       const blob = checkEventRow(asBlob[i]!, i + 1, prev, ACCOUNT, opens);
       const hex = checkEventRowHexPayload(asHex[i]!, i + 1, prev, ACCOUNT, opens);
       t.is(hex, blob, `seq ${i + 1}, ${opens === null ? 'without' : 'with'} the data key`);
+      t.is(checkEventRowOfAccountHexPayload(ofAccount[i]!, i + 1, prev, ACCOUNT, opens), blob, `seq ${i + 1}, no account_id column`);
       if (hex !== null) accepted[opens === null ? 'without' : 'with'].push(i + 1);
     }
   }
