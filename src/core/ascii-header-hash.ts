@@ -19,7 +19,7 @@
  * payload hash 64 lowercase hex digits), declining a row that fails one: one pass instead of
  * two. The caller's string path checks the types itself.
  */
-import { EVENT_HEADER, EVENT_HEADER_FIELDS, ROW } from './event-shape.js';
+import { EVENT_HEADER, EVENT_HEADER_FIELDS, ROW, withoutAccountId } from './event-shape.js';
 import { sha256Digest } from './merkle.js';
 
 const DOMAIN = 'gatehouse:event:v1\n';
@@ -72,11 +72,8 @@ export function asciiHeaderHash(r: readonly unknown[]): string | null {
   return asciiHeaderHashAt(r, POSITION, null);
 }
 
-/**
- * Member k's position in a row read without the account_id column (the parallel verify's
- * slices: src/verify/columns.ts SLICE_ROW), -1 for account_id, whose value is then given.
- */
-const POSITION_WITHOUT_ACCOUNT = JCS_ORDER.map((f) => (f === 'account_id' ? -1 : ROW[f] > ROW.account_id ? ROW[f] - 1 : ROW[f]));
+/** Member k's position in a row read without the account_id column, -1 for account_id, whose value is then given. */
+const POSITION_WITHOUT_ACCOUNT = POSITION.map(withoutAccountId);
 
 /**
  * asciiHeaderHash over a row without its account_id column (the other header fields in

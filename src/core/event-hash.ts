@@ -1,4 +1,4 @@
-import { EVENT_HEADER, EVENT_HEADER_FIELDS, type EventHeader, ROW, ROW_HASH, ROW_PAYLOAD, rowHasHeaderTypes, toEventHeader } from './event-shape.js';
+import { EVENT_HEADER, EVENT_HEADER_FIELDS, type EventHeader, ROW, ROW_HASH, ROW_PAYLOAD, rowHasHeaderTypes, toEventHeader, withoutAccountId } from './event-shape.js';
 import { canonicalize } from './jcs.js';
 import type { JsonObject } from './json.js';
 import { sha256Digest } from './merkle.js';
@@ -164,9 +164,8 @@ function payloadChecked(
 }
 
 /** Positions in a row read without its account_id column (EVENT_ROW_COLUMNS less account_id). */
-const WITHOUT_ACCOUNT = (i: number): number => (i > ROW.account_id ? i - 1 : i);
-const A_SEQ = WITHOUT_ACCOUNT(SEQ), A_PREV_HASH = WITHOUT_ACCOUNT(PREV_HASH), A_PAYLOAD_HASH = WITHOUT_ACCOUNT(PAYLOAD_HASH);
-const A_HASH = WITHOUT_ACCOUNT(ROW_HASH), A_PAYLOAD = WITHOUT_ACCOUNT(ROW_PAYLOAD);
+const A_SEQ = withoutAccountId(SEQ), A_PREV_HASH = withoutAccountId(PREV_HASH), A_PAYLOAD_HASH = withoutAccountId(PAYLOAD_HASH);
+const A_HASH = withoutAccountId(ROW_HASH), A_PAYLOAD = withoutAccountId(ROW_PAYLOAD);
 
 /**
  * checkEventRowHexPayload over a row read without its account_id column, for the parallel
@@ -188,7 +187,7 @@ export function checkEventRowOfAccountHexPayload(
   const computed = asciiHeaderHashOfAccount(r, accountId);
   if (computed === null) {
     // Not plain ASCII (or a wrong type): the full row through the general check.
-    const full = [r[0], accountId, ...r.slice(1)];
+    const full = [...r.slice(0, ACCOUNT_ID), accountId, ...r.slice(ACCOUNT_ID)];
     return checkEventRowHexPayload(full, expectedSeq, prevHash, accountId, opens);
   }
   if (computed !== hash) return null;

@@ -59,6 +59,14 @@ export const ROW = Object.freeze(Object.fromEntries(EVENT_HEADER_FIELDS.map((f, 
 export const ROW_HASH = EVENT_HEADER_FIELDS.length;
 export const ROW_PAYLOAD = EVENT_HEADER_FIELDS.length + 1;
 
+/**
+ * A row position (ROW, ROW_HASH, ROW_PAYLOAD) in a row read without its account_id column (the
+ * parallel verify's slices, src/verify/columns.ts EVENT_COLUMNS_OF_ACCOUNT); -1 for account_id.
+ */
+export function withoutAccountId(position: number): number {
+  return position === ROW.account_id ? -1 : position > ROW.account_id ? position - 1 : position;
+}
+
 /** prev_hash of seq 1. */
 export const GENESIS_PREV_HASH = '0'.repeat(64);
 

@@ -1,4 +1,4 @@
-import { EVENT_ROW_COLUMNS } from '../core/event-shape.js';
+import { EVENT_ROW_COLUMNS, ROW, withoutAccountId } from '../core/event-shape.js';
 import { PAYLOAD_AS_HEX } from '../core/event-hash.js';
 
 /**
@@ -29,4 +29,4 @@ export const EVENT_COLUMNS_OF_ACCOUNT = EVENT_ROW_COLUMNS.filter((c) => c !== 'a
 export const SLICE_ACCOUNT = 'account_id = @account';
 
 /** Positions in a slice's row (EVENT_COLUMNS_OF_ACCOUNT) of the columns slice-check.ts reads. */
-export const SLICE_ROW = { seq: 0, ts: 1, prev_hash: 14 } as const;
+export const SLICE_ROW = { seq: withoutAccountId(ROW.seq), ts: withoutAccountId(ROW.ts), prev_hash: withoutAccountId(ROW.prev_hash) } as const;
