@@ -51,7 +51,7 @@ export class SqliteStore implements Store {
   private readonly raw: BetterSqlite3.Database;
   private readonly queue: Unit[] = [];
   private readonly statements = new Map<string, BetterSqlite3.Statement>();
-  /** Transaction control, prepared once: a batch runs two of these per unit. */
+  /** Transaction control, prepared once: a guarded batch runs two of these per unit. */
   private readonly control: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo', BetterSqlite3.Statement>;
   private draining = false;
   /** Each unit in its own SAVEPOINT: after a batch that one unit rolled back, until a batch goes through clean. */
@@ -150,7 +150,7 @@ export class SqliteStore implements Store {
           // the transaction under a unit (disk full, I/O error): the batch fails, it does not hang,
           // and the next one starts clean.
           if (this.raw.open && this.raw.inTransaction) this.control.rollback.run();
-          outcome.failAll(isSqliteOutage(error) ? new StoreUnavailableError(error) : error);
+          outcome.failAll(reported(error));
         }
         this.queue.unshift(...outcome.again);
       }
@@ -196,12 +196,12 @@ export class SqliteStore implements Store {
         if (guarded) {
           this.control.rollbackTo.run();
           this.control.release.run();
-          outcome.answer(unit, isSqliteOutage(error) ? new StoreUnavailableError(error) : error);
+          outcome.answer(unit, reported(error));
           continue;
         }
         this.control.rollback.run();
         this.guarded = true;
-        outcome.answer(unit, isSqliteOutage(error) ? new StoreUnavailableError(error) : error);
+        outcome.answer(unit, reported(error));
         outcome.runAgain();
         return;
       }
@@ -212,6 +212,11 @@ export class SqliteStore implements Store {
     this.onCommit?.(outcome.committedCount, (performance.now() - began) / 1000);
     outcome.committed();
   }
+}
+
+/** What a unit's caller is told: SQLite's outages (busy, disk full, I/O) as store_unavailable, anything else as it is. */
+function reported(error: unknown): unknown {
+  return isSqliteOutage(error) ? new StoreUnavailableError(error) : error;
 }
 
 /** What becomes of each unit of one batch: answered, waiting for the COMMIT, or handed back to run again. */
