@@ -129,8 +129,8 @@ export async function benchHttpClaims(options: HttpClaimsOptions): Promise<HttpC
       const subjects: Array<{ name: string; measure: (seconds: number) => Promise<Rate> }> = [
         { name: 'bare koa', measure: (s) => load({ url: koa.url, connections, seconds: s, method: 'GET', path: '/' }) },
         { name: 'durable koa', measure: (s) => durableLoad(durable.url, connections, s) },
-        { name: 'lean claim', measure: (s) => durableLoad(lean.url, connections, s, '/v1/operations') },
-        { name: 'lean claim, one account', measure: (s) => leanOneAccountLoad(lean.url, connections, s) },
+        { name: 'lean claim', measure: (s) => leanLoad(lean.url, connections, s) },
+        { name: 'lean claim, one account', measure: (s) => leanLoad(lean.url, connections, s, { oneAccount: true }) },
         { name: 'gatehouse new-key claims', measure: (s) => newKeyLoad([server!], keys, connections, s) },
         { name: 'gatehouse replays', measure: (s) => load({ ...replay, url: server!.url, connections, seconds: s }) },
       ];
@@ -231,15 +231,23 @@ export async function newKeyLoad(
   return combine(results);
 }
 
+/** The durable ceiling (path /): the claim bodies newKeyLoad sends, a new Idempotency-Key on every request. */
+export function durableLoad(url: string, connections: number, seconds: number): Promise<Rate> {
+  return claimBodiesLoad(url, connections, seconds, '/', () => ({}));
+}
+
 /**
- * The durable ceiling and the lean claim: the claim bodies newKeyLoad sends, a new Idempotency-Key
- * on every request. The lean claim (path /v1/operations) is also told the account, in the same
- * rotation as newKeyLoad's API keys, so that it writes the same chains and index ranges as the
- * product does under its load.
+ * The lean claim's load: durableLoad's requests on /v1/operations, each told its account in the
+ * same rotation as newKeyLoad's API keys, so that the lean claim writes the same chains and index
+ * ranges as the product does under its load; `oneAccount`, every claim in one account (the floor
+ * as measured before the seventh session, for comparison).
  */
-export async function durableLoad(url: string, connections: number, seconds: number, path = '/'): Promise<Rate> {
+export function leanLoad(url: string, connections: number, seconds: number, options: { oneAccount?: boolean } = {}): Promise<Rate> {
+  return claimBodiesLoad(url, connections, seconds, '/v1/operations', (i) => ({ 'x-bench-account': options.oneAccount ? 'bench-0' : `bench-${i % ACCOUNTS}` }));
+}
+
+function claimBodiesLoad(url: string, connections: number, seconds: number, path: string, headersFor: (i: number) => Record<string, string>): Promise<Rate> {
   const run = crypto.randomBytes(4).toString('hex');
-  const lean = path === '/v1/operations';
   let n = 0;
   return load({
     url, connections, seconds, method: 'POST', path,
@@ -247,24 +255,7 @@ export async function durableLoad(url: string, connections: number, seconds: num
     body: CLAIM_BODY(0),
     setupRequest: (req) => {
       const i = n++;
-      req.headers = { ...req.headers, 'idempotency-key': `bench-durable-${run}-${i}`, ...(lean ? { 'x-bench-account': `bench-${i % ACCOUNTS}` } : {}) };
-      req.body = CLAIM_BODY(i);
-      return req;
-    },
-  });
-}
-
-/** The lean claim's load with every claim in one account: what the floor was measured on before the seventh session. */
-export async function leanOneAccountLoad(url: string, connections: number, seconds: number): Promise<Rate> {
-  const run = crypto.randomBytes(4).toString('hex');
-  let n = 0;
-  return load({
-    url, connections, seconds, method: 'POST', path: '/v1/operations',
-    headers: { 'content-type': 'application/json' },
-    body: CLAIM_BODY(0),
-    setupRequest: (req) => {
-      const i = n++;
-      req.headers = { ...req.headers, 'idempotency-key': `bench-one-${run}-${i}`, 'x-bench-account': 'bench-0' };
+      req.headers = { ...req.headers, 'idempotency-key': `bench-durable-${run}-${i}`, ...headersFor(i) };
       req.body = CLAIM_BODY(i);
       return req;
     },

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { cpuPerAnswer } from './cpu-usage.js';
-import { durableLoad, leanOneAccountLoad, startChild } from './http-claims.js';
+import { leanLoad, startChild } from './http-claims.js';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, rounds: { type: 'string', default: '4' } } });
 const seconds = Number(values.seconds);
@@ -15,9 +15,9 @@ const BENCH = path.dirname(fileURLToPath(import.meta.url));
 const lean = await startChild('lean claim', ['--import=tsx', path.join(BENCH, 'lean-claim.ts')], /listening on (http:\/\/\S+)/);
 
 try {
-  await durableLoad(lean.url, 50, 2, '/v1/operations');
+  await leanLoad(lean.url, 50, 2);
   for (let round = 0; round < Number(values.rounds); round++) {
-    for (const [name, run] of [['1 account ', () => leanOneAccountLoad(lean.url, 50, seconds)], ['4 accounts', () => durableLoad(lean.url, 50, seconds, '/v1/operations')]] as const) {
+    for (const [name, run] of [['1 account ', () => leanLoad(lean.url, 50, seconds, { oneAccount: true })], ['4 accounts', () => leanLoad(lean.url, 50, seconds)]] as const) {
       const { result, server_cpu_us } = await cpuPerAnswer(lean.pid, run, (rate) => rate.rps);
       console.log(`lean claim, ${name}: ${Math.round(result.rps)} req/s, server CPU ${server_cpu_us} us per claim`);
     }

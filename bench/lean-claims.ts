@@ -88,10 +88,10 @@ export async function openLeanClaims(variant: LeanVariant = {}): Promise<LeanCla
   interface Chain { frontier: MerkleFrontier; headHash: string; dataKey: Buffer }
   const chains = new Map<string, Chain>();
   /** The chains a batch changed, as they were before it: put back if it rolls back. */
-  let before = new Map<string, { frontier: string[]; size: number; headHash: string } | null>();
+  let before = new Map<string, { frontier: MerkleFrontier; headHash: string } | null>();
   function chainOf(account: string): Chain {
     let chain = chains.get(account);
-    if (!before.has(account)) before.set(account, chain ? { frontier: chain.frontier.toJSON(), size: chain.frontier.size, headHash: chain.headHash } : null);
+    if (!before.has(account)) before.set(account, chain ? { frontier: chain.frontier.clone(), headHash: chain.headHash } : null);
     if (!chain) {
       insertChain.run(account, GENESIS_PREV_HASH, '[]');
       chains.set(account, (chain = { frontier: MerkleFrontier.from(0, []), headHash: GENESIS_PREV_HASH, dataKey: crypto.randomBytes(32) }));
@@ -161,7 +161,7 @@ export async function openLeanClaims(variant: LeanVariant = {}): Promise<LeanCla
     } catch (error) {
       if (db.inTransaction) rollback.run();
       for (const [account, saved] of before) {
-        if (saved) chains.set(account, { ...chains.get(account)!, frontier: MerkleFrontier.from(saved.size, saved.frontier), headHash: saved.headHash });
+        if (saved) Object.assign(chains.get(account)!, saved);
         else chains.delete(account);
       }
       for (const c of batch) answers.set(c, { error });

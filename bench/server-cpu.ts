@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { cpuPerAnswer } from './cpu-usage.js';
-import { durableLoad, gatewayKeys, newKeyLoad, startChild, withGatehouse } from './http-claims.js';
+import { durableLoad, gatewayKeys, leanLoad, newKeyLoad, startChild, withGatehouse } from './http-claims.js';
 const BENCH = path.dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '6' }, rounds: { type: 'string', default: '3' } } });
 const seconds = Number(values.seconds);
@@ -23,7 +23,7 @@ try {
     };
     for (let r = 0; r < Number(values.rounds); r++) {
       await measure('durable koa', durable.pid, () => durableLoad(durable.url, 50, seconds));
-      await measure('lean claim', lean.pid, () => durableLoad(lean.url, 50, seconds, '/v1/operations'));
+      await measure('lean claim', lean.pid, () => leanLoad(lean.url, 50, seconds));
       await measure('product', server!.pid, () => newKeyLoad([server!], keys, 50, seconds));
     }
   });
