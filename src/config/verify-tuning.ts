@@ -10,8 +10,8 @@ export interface ParallelSettings {
   sliceEvents: number;
   /** This thread's slices, as a fraction of a worker's (sqlite-slices.ts sliceBounds). */
   mainShare: number;
-  /** Rows a slice reads per query (slice-check.ts sliceRows); optional, PAGE_ROWS when absent. */
-  pageRows?: number;
+  /** Rows a slice reads per query (slice-check.ts sliceRows). */
+  pageRows: number;
 }
 
 /**

@@ -13,7 +13,6 @@ import { checkEventRowOfAccountHexPayload } from '../core/event-hash.js';
 import { EVENT_COLUMNS_OF_ACCOUNT, SLICE_ACCOUNT, SLICE_ROW } from './columns.js';
 import { SubtreeRange } from '../core/merkle.js';
 import { type TsRegressions, runTsWatch } from '../core/ts-order.js';
-import { PAGE_ROWS } from '../config/verify-tuning.js';
 
 /** One slice, as the main thread hands it to a worker (sqlite-slices.ts cuts them). */
 export interface SliceTask {
@@ -80,7 +79,7 @@ const RUN_SUBTREES = 2 * 53;
  * with an error, which the caller treats as a refusal). All pages are read in one read
  * transaction, so they see one snapshot of the file, as one statement does.
  */
-export function* sliceRows(db: BetterSqlite3.Database, task: Pick<SliceTask, 'accountId' | 'after' | 'upTo'>, pageRows: number = PAGE_ROWS): Generator<unknown[]> {
+export function* sliceRows(db: BetterSqlite3.Database, task: Pick<SliceTask, 'accountId' | 'after' | 'upTo'>, pageRows: number): Generator<unknown[]> {
   const { accountId, after, upTo } = task;
   const select = `SELECT ${EVENT_COLUMNS_OF_ACCOUNT} FROM events WHERE ${SLICE_ACCOUNT}`;
   const upper = after !== null && upTo !== null ? ' AND seq <= ?' : '';

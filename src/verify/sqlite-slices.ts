@@ -35,7 +35,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { VerificationRun } from './run.js';
 import { payloadOpens } from '../core/account-data-key.js';
 import { type Opens, type SliceBatch, type SliceEnd, type SliceTask, checkSlice } from './slice-check.js';
-import { PAGE_ROWS, type ParallelSettings } from '../config/verify-tuning.js';
+import type { ParallelSettings } from '../config/verify-tuning.js';
 
 export type { ParallelSettings };
 
@@ -122,7 +122,7 @@ export async function verifySlices(options: {
   const threads = Math.max(settings.threads, 2);
   const waiting = run.waitingSizes();
   const slices: SliceTask[] = sliceBounds(maxSeq, threads, settings).map(({ after, upTo }, id) => ({
-    id, accountId, after, upTo, dataKey, pageRows: settings.pageRows ?? PAGE_ROWS, cuts: waiting.filter((s) => (after === null || s > after) && (upTo === null || s <= upTo)),
+    id, accountId, after, upTo, dataKey, pageRows: settings.pageRows, cuts: waiting.filter((s) => (after === null || s > after) && (upTo === null || s <= upTo)),
   }));
   // Slice i is this thread's when i % threads === 0, else worker (i % threads) - 1's.
   const workerOf = (i: number): number => (i % threads) - 1;

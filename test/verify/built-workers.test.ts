@@ -23,7 +23,8 @@ const [{ SqliteLedgerReader }, { VerificationRun }, { verifySlices }, { keysFrom
   dist('sqlite-reader'), dist('run'), dist('sqlite-slices'), dist('trust'),
 ]);
 const BetterSqlite3 = createRequire(root + '/package.json')('better-sqlite3');
-const settings = { threads: 3, minEvents: 2, sliceEvents: 5, mainShare: 1 };
+const { PAGE_ROWS } = await import(root + '/dist/src/config/verify-tuning.js');
+const settings = { threads: 3, minEvents: 2, sliceEvents: 5, mainShare: 1, pageRows: PAGE_ROWS };
 const reader = SqliteLedgerReader.open(file, settings);
 const run = new VerificationRun({ trustedKeys: keysFromDataDir(dataDir, reader.ledgerId), ledgerId: reader.ledgerId, given: [] });
 run.beginAccount({ accountId: account, checkpoints: [] });

@@ -13,6 +13,7 @@ import { SqliteLedgerReader } from '../../src/verify/sqlite-reader.js';
 import { sliceBounds, verifySlices } from '../../src/verify/sqlite-slices.js';
 import { EVENT_COLUMNS_HEX_PAYLOAD, EVENT_COLUMNS_OF_ACCOUNT, SLICE_ACCOUNT } from '../../src/verify/columns.js';
 import { keysFromDataDir } from '../../src/verify/trust.js';
+import { PAGE_ROWS } from '../../src/config/verify-tuning.js';
 import { runCli } from '../helpers/server-process.js';
 import { ACCOUNT, createLedger, rechain, tamperSqlite, type TestLedger } from './ledger-fixture.js';
 
@@ -339,7 +340,7 @@ test('workers hash the Merkle subtrees of their slices: checkpoints inside worke
   // In process: the workers' batches are taken whole (no hand-over to the reference path),
   // landing on every stored checkpoint's size; a forgery is a mismatch there, not a refusal.
   const inProcess = async (file: string, threads: number) => {
-    const settings = { threads, minEvents: 2, sliceEvents: 6, mainShare: 1 };
+    const settings = { threads, minEvents: 2, sliceEvents: 6, mainShare: 1, pageRows: PAGE_ROWS };
     const reader = SqliteLedgerReader.open(file, settings);
     const own = new BetterSqlite3(file, { readonly: true });
     try {
