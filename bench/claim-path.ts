@@ -47,6 +47,8 @@ export interface ClaimPathResult {
   sent?: PathCost;
   completed?: PathCost;
   replays?: PathCost;
+  /** The lean replay (SQLite): the floor of replays' CPU. */
+  lean_replays?: PathCost;
 }
 
 export type PathName = 'claims' | 'lean' | 'reports' | 'replays';
@@ -102,6 +104,7 @@ export async function benchClaimPath(options: ClaimPathOptions = {}): Promise<Cl
       await paths.finish(finished);
       await paths.replays(finished, 500);
       result.replays = await measured('replays', () => paths.replays(finished, count));
+      if (!options.postgres) result.lean_replays = await leanReplays(count, options.inFlight ?? 50, (run) => measured('lean-replays', run));
     }
     return result;
   } finally {
@@ -145,6 +148,25 @@ async function leanClaims(count: number, inFlight: number, variant: LeanVariant,
     const claims = (prefix: string, n: number) => inTurns(n, inFlight, (i) => lean.claim(`${prefix}-${i}`, ClaimPaths.bodyFor(`${prefix}-${i}`)));
     await claims('warm', 500);
     return await measured(() => claims('bench', count));
+  } finally {
+    lean.close();
+  }
+}
+
+/** The lean replay, as `ClaimPaths.replays`: 100 finished operations, each replayed in turn. */
+async function leanReplays(count: number, inFlight: number, measured: (run: () => Promise<unknown>) => Promise<PathCost>): Promise<PathCost> {
+  const lean = await openLeanClaims();
+  try {
+    const keys = Array.from({ length: 100 }, (_, i) => `replay-${i}`);
+    await inTurns(keys.length, inFlight, (i) => lean.claim(keys[i]!, ClaimPaths.bodyFor(keys[i]!)));
+    await inTurns(keys.length, inFlight, (i) => lean.complete(keys[i]!, { status: 201, body: { ticket: keys[i]! } }));
+    const replays = (n: number) => inTurns(n, inFlight, async (i) => {
+      const key = keys[i % keys.length]!;
+      const answer = await lean.replay(key, ClaimPaths.bodyFor(key)) as { outcome: string; response: { status: number } };
+      if (answer.outcome !== 'replayed' || answer.response.status !== 201) throw new Error(`lean replay of ${key}: ${answer.outcome}`);
+    });
+    await replays(500);
+    return await measured(() => replays(count));
   } finally {
     lean.close();
   }

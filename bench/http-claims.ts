@@ -60,6 +60,8 @@ export interface HttpClaimsResult {
   lean_claim: Rate;
   /** The lean claim with every claim in one account (before the seventh session, the floor reported): less durable work than the product's load, for comparison. */
   lean_claim_one_account: Rate;
+  /** A replay's durable work on raw prepared statements behind the same Koa: the floor of the replay (bench/lean-claims.ts). */
+  lean_replay: Rate;
   rounds: number;
   sqlite: {
     new_key_claims: Rate; replays: Rate; cycles: { per_sec: number; workers: number; failures: number };
@@ -82,6 +84,8 @@ export interface HttpClaimsResult {
     replay_vs_durable: number;
     new_key_vs_lean: number;
     lean_vs_durable: number;
+    replay_vs_lean_replay: number;
+    lean_replay_vs_durable: number;
     /** Targets against the same run's ceilings: new-key ≥ 35 % of durable Koa, p99 ≤ 25 ms, max ≤ 250 ms; replays ≥ 50 %; ≥ 75 % of the lean claim. */
     targets_met: { new_key: boolean; new_key_p99: boolean; new_key_max: boolean; replay: boolean; vs_lean: boolean };
     pg_two_vs_one: number | null;
@@ -121,11 +125,13 @@ export async function benchHttpClaims(options: HttpClaimsOptions): Promise<HttpC
   let durableKoa: Rate;
   let leanClaim: Rate;
   let leanOneAccount: Rate;
+  let leanReplay: Rate;
   let sqlite: HttpClaimsResult['sqlite'];
   try {
-    ({ bareKoa, durableKoa, leanClaim, leanOneAccount, sqlite } = await withGatehouse({ kind: 'sqlite' }, 1, options.profile, profiles, async ([server]) => {
+    ({ bareKoa, durableKoa, leanClaim, leanOneAccount, leanReplay, sqlite } = await withGatehouse({ kind: 'sqlite' }, 1, options.profile, profiles, async ([server]) => {
       const keys = await gatewayKeys(server!);
       const replay = await replayTarget(server!, keys[0]!);
+      const leanReplayLoad = await leanReplayTarget(lean.url);
       const subjects: Array<{ name: string; measure: (seconds: number) => Promise<Rate> }> = [
         { name: 'bare koa', measure: (s) => load({ url: koa.url, connections, seconds: s, method: 'GET', path: '/' }) },
         { name: 'durable koa', measure: (s) => durableLoad(durable.url, connections, s) },
@@ -133,6 +139,7 @@ export async function benchHttpClaims(options: HttpClaimsOptions): Promise<HttpC
         { name: 'lean claim, one account', measure: (s) => leanLoad(lean.url, connections, s, { oneAccount: true }) },
         { name: 'gatehouse new-key claims', measure: (s) => newKeyLoad([server!], keys, connections, s) },
         { name: 'gatehouse replays', measure: (s) => load({ ...replay, url: server!.url, connections, seconds: s }) },
+        { name: 'lean replay', measure: (s) => load({ ...leanReplayLoad, url: lean.url, connections, seconds: s }) },
       ];
       for (const subject of subjects) await subject.measure(warmup(seconds));
       const before = await scrapeMetrics(server!);
@@ -147,8 +154,8 @@ export async function benchHttpClaims(options: HttpClaimsOptions): Promise<HttpC
       const group_commit = commitStats(before, await scrapeMetrics(server!));
       log(`sqlite: claim → sent → completed cycles`);
       const cycles = await cycleLoad(server!, keys, connections, seconds);
-      const [bare, durableRate, leanRate, leanOne, newKey, replays] = slices.map(average) as [Rate, Rate, Rate, Rate, Rate, Rate];
-      return { bareKoa: bare, durableKoa: durableRate, leanClaim: leanRate, leanOneAccount: leanOne, sqlite: { new_key_claims: newKey, replays, cycles, group_commit, rounds: slices[4]!.map((r, i) => round(r.rps / slices[1]![i]!.rps, 3)) } };
+      const [bare, durableRate, leanRate, leanOne, newKey, replays, leanReplayRate] = slices.map(average) as [Rate, Rate, Rate, Rate, Rate, Rate, Rate];
+      return { bareKoa: bare, durableKoa: durableRate, leanClaim: leanRate, leanOneAccount: leanOne, leanReplay: leanReplayRate, sqlite: { new_key_claims: newKey, replays, cycles, group_commit, rounds: slices[4]!.map((r, i) => round(r.rps / slices[1]![i]!.rps, 3)) } };
     }));
   } finally {
     await Promise.all([koa.stop(), durable.stop(), lean.stop()]);
@@ -169,7 +176,7 @@ export async function benchHttpClaims(options: HttpClaimsOptions): Promise<HttpC
   const newKeyRatio = sqlite.new_key_claims.rps / bareKoa.rps;
   const replayRatio = sqlite.replays.rps / bareKoa.rps;
   return {
-    connections, seconds, rounds, bare_koa: bareKoa, durable_koa: durableKoa, lean_claim: leanClaim, lean_claim_one_account: leanOneAccount, sqlite, postgres,
+    connections, seconds, rounds, bare_koa: bareKoa, durable_koa: durableKoa, lean_claim: leanClaim, lean_claim_one_account: leanOneAccount, lean_replay: leanReplay, sqlite, postgres,
     ratios: {
       new_key_vs_koa: round(newKeyRatio, 3),
       replay_vs_koa: round(replayRatio, 3),
@@ -177,6 +184,8 @@ export async function benchHttpClaims(options: HttpClaimsOptions): Promise<HttpC
       replay_vs_durable: round(sqlite.replays.rps / durableKoa.rps, 3),
       new_key_vs_lean: round(sqlite.new_key_claims.rps / leanClaim.rps, 3),
       lean_vs_durable: round(leanClaim.rps / durableKoa.rps, 3),
+      replay_vs_lean_replay: round(sqlite.replays.rps / leanReplay.rps, 3),
+      lean_replay_vs_durable: round(leanReplay.rps / durableKoa.rps, 3),
       targets_met: {
         new_key: sqlite.new_key_claims.rps / durableKoa.rps >= 0.35,
         new_key_p99: sqlite.new_key_claims.p99_ms <= 25,
@@ -271,6 +280,20 @@ export async function replayTarget(server: BenchServer, key: string): Promise<Om
   const check = await fetch(`${server.url}/v1/operations`, { method: 'POST', headers, body });
   const answer = (await check.json()) as { outcome?: string };
   if (check.status !== 200 || answer.outcome !== 'replayed') throw new Error(`replay bench: expected 200 replayed, got ${check.status} ${JSON.stringify(answer)}`);
+  return { method: 'POST', path: '/v1/operations', headers, body };
+}
+
+/** The lean replay's load: replayTarget's on the lean server, in the account of the product's first key. */
+export async function leanReplayTarget(leanUrl: string): Promise<Omit<LoadOptions, 'url' | 'connections' | 'seconds'>> {
+  const idem = `bench-replay-${crypto.randomBytes(4).toString('hex')}`;
+  const body = CLAIM_BODY(1);
+  const headers = { 'content-type': 'application/json', 'idempotency-key': idem, 'x-bench-account': 'bench-0' };
+  const claim = await post(`${leanUrl}/v1/operations`, headers, body);
+  if (claim.status !== 201) throw new Error(`lean replay bench: the claim answered ${claim.status} ${claim.text}`);
+  const done = await post(`${leanUrl}/bench/completed`, headers, JSON.stringify({ status: 201, body: { ticket: idem } }));
+  if (done.status !== 204) throw new Error(`lean replay bench: completing answered ${done.status} ${done.text}`);
+  const check = await post(`${leanUrl}/v1/operations`, headers, body);
+  if (check.status !== 200 || (JSON.parse(check.text) as { outcome?: string }).outcome !== 'replayed') throw new Error(`lean replay bench: expected 200 replayed, got ${check.status} ${check.text}`);
   return { method: 'POST', path: '/v1/operations', headers, body };
 }
 

@@ -27,7 +27,7 @@ import { newId } from '../src/core/ids.js';
 import { randomBytes } from '../src/core/random.js';
 import type { JsonValue } from '../src/core/json.js';
 import { MerkleFrontier } from '../src/core/merkle.js';
-import { sealPayload } from '../src/core/seal.js';
+import { openPayload, sealPayload } from '../src/core/seal.js';
 import { loadSodium } from '../src/core/sodium.js';
 import { rfc3339 } from '../src/core/time.js';
 import { openStore } from '../src/store/open-store.js';
@@ -41,6 +41,20 @@ export interface LeanClaims {
    * (its chain, its data key), answered once its batch committed.
    */
   claim(key: string, body: Record<string, JsonValue>, account?: string): Promise<unknown>;
+  /**
+   * Ends the claimed operation under `key` as succeeded with `response`, stored sealed in its
+   * `completed` event (the product's report path, for setting up replays; not measured).
+   */
+  complete(key: string, response: JsonValue, account?: string): Promise<void>;
+  /**
+   * A replay: the claim of `body` again under a `key` whose operation succeeded. The durable work
+   * of the product's replay and nothing else: the fingerprint, the operation row read by its key,
+   * the `replayed` event appended (hashed, chained, the frontier advanced, the head written), the
+   * stored response read and opened. Answered once its batch committed.
+   */
+  replay(key: string, body: Record<string, JsonValue>, account?: string): Promise<unknown>;
+  /** Whether `key` names an operation this process completed: the lean server's replay routing. */
+  completed(key: string, account?: string): boolean;
   close(): void;
 }
 
@@ -81,6 +95,10 @@ export async function openLeanClaims(variant: LeanVariant = {}): Promise<LeanCla
     ON CONFLICT DO NOTHING`);
   const insertEvent = db.prepare(`INSERT INTO events (${EVENT_ROW_COLUMNS.join(', ')}) VALUES (${EVENT_ROW_COLUMNS.map(() => '?').join(', ')})`);
   const moveHead = db.prepare('UPDATE chains SET size = ?, head_hash = ?, frontier = ? WHERE account_id = ? AND size = ?');
+  const selectOperation = db.prepare('SELECT * FROM operations WHERE account_id = ? AND idempotency_key = ?');
+  const completeOperation = db.prepare("UPDATE operations SET state = 'succeeded', response_seq = ?, response_status = ?, updated_at = ?, lease_token_hash = NULL, lease_expires_at = NULL, version = version + 1 WHERE id = ?");
+  const selectPayload = db.prepare('SELECT payload FROM events WHERE account_id = ? AND seq = ?');
+  const completedKeys = new Set<string>();
   const insertChain = db.prepare('INSERT INTO chains (account_id, size, head_hash, frontier, checkpoint_size) VALUES (?, 0, ?, ?, 0)');
 
   // Each account's chain head lives in memory, as the product's remembered heads do, and is written
@@ -99,13 +117,14 @@ export async function openLeanClaims(variant: LeanVariant = {}): Promise<LeanCla
     return chain;
   }
 
-  interface Claim { key: string; body: Record<string, JsonValue>; account: string; done: (error: unknown, answer?: unknown) => void }
-  const queue: Claim[] = [];
+  /** One request's work inside the batch's transaction; its answer is given after the COMMIT. */
+  interface Unit { work: () => unknown; done: (error: unknown, answer?: unknown) => void }
+  const queue: Unit[] = [];
   let draining = false;
 
-  function claim(key: string, body: Record<string, JsonValue>, account = 'acme'): Promise<unknown> {
+  function enqueue(work: () => unknown): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      queue.push({ key, body, account, done: (error, answer) => (error ? reject(error) : resolve(answer)) });
+      queue.push({ work, done: (error, answer) => (error ? reject(error) : resolve(answer)) });
       if (!draining) {
         draining = true;
         setImmediate(drain);
@@ -113,11 +132,13 @@ export async function openLeanClaims(variant: LeanVariant = {}): Promise<LeanCla
     });
   }
 
+  interface Claim { key: string; body: Record<string, JsonValue>; account: string }
+  const claim = (key: string, body: Record<string, JsonValue>, account = 'acme') => enqueue(() => write({ key, body, account }));
+
   /** One claim's rows, inside the batch's transaction: the operation, its `attempted` event, the head. */
   function write(c: Claim): unknown {
     const now = Date.now();
     const { account } = c;
-    const chain = chainOf(account);
     const { method, route, command, agent_run_id: agentRunId = null } = c.body as { method: string; route: string; command: JsonValue; agent_run_id?: string | null };
     const fp = fingerprint({ account_id: account, method, route, command });
     const id = newId('op', now);
@@ -126,35 +147,87 @@ export async function openLeanClaims(variant: LeanVariant = {}): Promise<LeanCla
     const leaseEnds = now + 60_000;
     const inserted = insertOperation.run(id, account, c.key, fp, method, route, agentRunId, ACTOR, 60, sha256Hex(token), leaseEnds, rfc3339(now), rfc3339(now));
     if (inserted.changes !== 1) throw Object.assign(new Error('key taken'), { status: 409 });
+    const { ts } = append(account, now, {
+      type: 'attempted', operation_id: id, idempotency_key: c.key, fingerprint: fp, agent_run_id: agentRunId, method, route, state: 'running', response_status: null,
+    }, command);
+    return {
+      outcome: 'created', execute: true,
+      operation: { id, account_id: account, idempotency_key: c.key, fingerprint: fp, method, route, state: 'running', business_key: null, exclusive_scope: null, agent_run_id: agentRunId, provider_ref: null, created_at: ts, updated_at: ts },
+      lease: { token, expires_at: rfc3339(leaseEnds) },
+    };
+  }
+
+  /** The header members that say what an event is about; the rest are the chain's. */
+  type EventAbout = Pick<EventHeader, 'type' | 'operation_id' | 'idempotency_key' | 'fingerprint' | 'agent_run_id' | 'method' | 'route' | 'state' | 'response_status'>;
+
+  /** One event on the account's chain: sealed payload (if any), header hashed and chained, frontier advanced, row and head written. */
+  function append(account: string, now: number, about: EventAbout, plaintext?: JsonValue): { seq: number; ts: string } {
+    const chain = chainOf(account);
     const seq = chain.frontier.size + 1;
-    const payload = Buffer.from(sealPayload(sodium, chain.dataKey, account, seq, canonicalBytes(command)));
+    const payload = plaintext === undefined ? null : Buffer.from(sealPayload(sodium, chain.dataKey, account, seq, canonicalBytes(plaintext)));
     const header: EventHeader = {
-      seq, account_id: account, ts: rfc3339(now), type: 'attempted', operation_id: id, idempotency_key: c.key, fingerprint: fp, actor: ACTOR,
-      agent_run_id: agentRunId, method, route, state: 'running', provider_ref: null, response_status: null, payload_hash: sha256Hex(payload), prev_hash: chain.headHash,
+      seq, account_id: account, ts: rfc3339(now), ...about, actor: ACTOR, provider_ref: null,
+      payload_hash: payload ? sha256Hex(payload) : null, prev_hash: chain.headHash,
     };
     const hash = eventHash(header);
     chain.frontier.appendEventHash(hash);
     insertEvent.run(...EVENT_HEADER_FIELDS.map((f) => header[f]), hash, payload);
     moveHead.run(seq, hash, JSON.stringify(chain.frontier.toJSON()), account, seq - 1);
     chain.headHash = hash;
-    return {
-      outcome: 'created', execute: true,
-      operation: { id, account_id: account, idempotency_key: c.key, fingerprint: fp, method, route, state: 'running', business_key: null, exclusive_scope: null, agent_run_id: agentRunId, provider_ref: null, created_at: header.ts, updated_at: header.ts },
-      lease: { token, expires_at: rfc3339(leaseEnds) },
+    return { seq, ts: header.ts };
+  }
+
+  interface OperationRow { id: string; fingerprint: string; state: string; response_seq: number | null; response_status: number | null; agent_run_id: string | null; method: string; route: string; [column: string]: unknown }
+  function operationByKey(account: string, key: string): OperationRow {
+    const row = selectOperation.get(account, key) as OperationRow | undefined;
+    if (!row) throw Object.assign(new Error('no operation under this key'), { status: 404 });
+    return row;
+  }
+
+  /** Setting up a replay: the operation succeeded, its response sealed in the `completed` event. */
+  function completeOne(key: string, response: JsonValue, account: string): void {
+    const now = Date.now();
+    const row = operationByKey(account, key);
+    const status = (response as { status?: number }).status ?? 200;
+    const { seq } = append(account, now, {
+      type: 'completed', operation_id: row.id, idempotency_key: key, fingerprint: row.fingerprint, agent_run_id: row.agent_run_id,
+      method: row.method, route: row.route, state: 'succeeded', response_status: status,
+    }, { outcome: 'succeeded', response });
+    completeOperation.run(seq, status, rfc3339(now), row.id);
+  }
+
+  /** A replay's durable work, as the product's answerExisting does it for a succeeded operation. */
+  function replayOne(key: string, body: Record<string, JsonValue>, account: string): unknown {
+    const now = Date.now();
+    const { method, route, command, agent_run_id: agentRunId = null } = body as { method: string; route: string; command: JsonValue; agent_run_id?: string | null };
+    const fp = fingerprint({ account_id: account, method, route, command });
+    const row = operationByKey(account, key);
+    if (row.fingerprint !== fp) throw Object.assign(new Error('fingerprint mismatch'), { status: 409 });
+    if (row.state !== 'succeeded' || row.response_seq === null) throw Object.assign(new Error(`not replayable: ${row.state}`), { status: 409 });
+    append(account, now, {
+      type: 'replayed', operation_id: row.id, idempotency_key: key, fingerprint: fp, agent_run_id: agentRunId, method, route, state: row.state, response_status: row.response_status,
+    });
+    const sealed = (selectPayload.get(account, row.response_seq) as { payload: Buffer }).payload;
+    const stored = JSON.parse(Buffer.from(openPayload(sodium, chainOf(account).dataKey, account, row.response_seq, sealed)).toString('utf8')) as { response: JsonValue };
+    const operation = {
+      id: row.id, account_id: account, idempotency_key: key, fingerprint: row.fingerprint, method: row.method, route: row.route, state: row.state,
+      business_key: row.business_key, exclusive_scope: row.exclusive_scope, agent_run_id: row.agent_run_id, provider_ref: row.provider_ref,
+      created_at: row.created_at, updated_at: row.updated_at, response: stored.response,
     };
+    return { outcome: 'replayed', execute: false, operation, response: stored.response };
   }
 
   function drain(): void {
     const batch = queue.splice(0, MAX_BATCH);
-    const answers = new Map<Claim, { error?: unknown; answer?: unknown }>();
+    const answers = new Map<Unit, { error?: unknown; answer?: unknown }>();
     before = new Map();
     try {
       begin.run();
-      for (const c of batch) {
+      for (const unit of batch) {
         try {
-          answers.set(c, { answer: write(c) });
+          answers.set(unit, { answer: unit.work() });
         } catch (error) {
-          answers.set(c, { error });
+          answers.set(unit, { error });
         }
       }
       commit.run();
@@ -164,15 +237,21 @@ export async function openLeanClaims(variant: LeanVariant = {}): Promise<LeanCla
         if (saved) Object.assign(chains.get(account)!, saved);
         else chains.delete(account);
       }
-      for (const c of batch) answers.set(c, { error });
+      for (const unit of batch) answers.set(unit, { error });
     }
-    for (const c of batch) c.done(answers.get(c)!.error, answers.get(c)!.answer);
+    for (const unit of batch) unit.done(answers.get(unit)!.error, answers.get(unit)!.answer);
     if (queue.length > 0) setImmediate(drain);
     else draining = false;
   }
 
   return {
     claim,
+    complete: async (key, response, account = 'acme') => {
+      await enqueue(() => completeOne(key, response, account));
+      completedKeys.add(`${account}\0${key}`);
+    },
+    replay: (key, body, account = 'acme') => enqueue(() => replayOne(key, body, account)),
+    completed: (key, account = 'acme') => completedKeys.has(`${account}\0${key}`),
     close: () => {
       db.close();
       fs.rmSync(dir, { recursive: true, force: true });

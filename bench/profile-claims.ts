@@ -1,28 +1,55 @@
 // A CPU profile of `gatehouse serve` (SQLite) under the new-key claim (or replay) load, summarised
 // by self time per area of the code and per function (profile-summary.ts): where a claim's
-// microseconds go over HTTP. The profile covers the whole
-// process life (start-up is a few per cent of a 10-s run).
+// microseconds go over HTTP. With `--server lean`, the same load on the lean claim / lean replay
+// (bench/lean-claim.ts), the floor: the two summaries side by side say what the product adds. The
+// profile covers the whole process life (start-up is a few per cent of a 10-s run).
 //
-//   npm run build && node --import=tsx bench/profile-claims.ts [--seconds 10] [--top 40] [--load new-key|replays]
+//   npm run build && node --import=tsx bench/profile-claims.ts [--seconds 10] [--top 40] [--load new-key|replays] [--server product|lean]
 import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { gatewayKeys, load, newKeyLoad, replayTarget, withGatehouse } from './http-claims.js';
+import { gatewayKeys, leanLoad, leanReplayTarget, load, newKeyLoad, replayTarget, startChild, withGatehouse, type Rate } from './http-claims.js';
 import { summariseProfile, type CpuProfile } from './profile-summary.js';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, top: { type: 'string', default: '40' }, load: { type: 'string', default: 'new-key' } } });
+const BENCH = path.dirname(fileURLToPath(import.meta.url));
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '10' }, top: { type: 'string', default: '40' },
+    load: { type: 'string', default: 'new-key' }, server: { type: 'string', default: 'product' },
+  },
+});
+if (!['new-key', 'replays'].includes(values.load!) || !['product', 'lean'].includes(values.server!)) {
+  throw new Error('--load is new-key or replays; --server is product or lean');
+}
+const seconds = Number(values.seconds);
 const profiles: string[] = [];
 const started = Date.now();
-const rate = await withGatehouse({ kind: 'sqlite' }, 1, true, profiles, async ([server]) => {
+const rate = values.server === 'lean' ? await profileLean() : await withGatehouse({ kind: 'sqlite' }, 1, true, profiles, async ([server]) => {
   const keys = await gatewayKeys(server!);
   if (values.load === 'replays') {
     const replay = await replayTarget(server!, keys[0]!);
-    return load({ ...replay, url: server!.url, connections: 50, seconds: Number(values.seconds) });
+    return load({ ...replay, url: server!.url, connections: 50, seconds });
   }
-  return newKeyLoad([server!], keys, 50, Number(values.seconds));
+  return newKeyLoad([server!], keys, 50, seconds);
 });
-console.log(`${values.load}: ${rate.rps} req/s, p99 ${rate.p99_ms} ms`);
+console.log(`${values.server} ${values.load}: ${rate.rps} req/s, p99 ${rate.p99_ms} ms`);
 // The profile directory keeps earlier runs' profiles too.
 for (const file of profiles.filter((f) => fs.statSync(f).mtimeMs >= started)) {
   const { functions, areas } = summariseProfile(JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile, Number(values.top));
   console.log(`${file}\nby area:\n${areas}\n\nby function:\n${functions}`);
+}
+
+async function profileLean(): Promise<Rate> {
+  // Its own directory, no name: under tsx, the loader's thread writes a profile too (the smaller one).
+  const dir = path.join(BENCH, `results/profiles/lean-${values.load}-${Date.now()}`);
+  const lean = await startChild('lean claim', ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--import=tsx', path.join(BENCH, 'lean-claim.ts')], /listening on (http:\/\/\S+)/);
+  try {
+    if (values.load === 'replays') return await load({ ...(await leanReplayTarget(lean.url)), url: lean.url, connections: 50, seconds });
+    return await leanLoad(lean.url, 50, seconds);
+  } finally {
+    await lean.stop();
+    const written = fs.readdirSync(dir).map((f) => path.join(dir, f));
+    profiles.push(written.reduce((a, b) => (fs.statSync(a).size >= fs.statSync(b).size ? a : b)));
+  }
 }

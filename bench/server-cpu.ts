@@ -1,14 +1,14 @@
 // The server's own CPU per request (from /proc) for durable Koa, the lean claim and the product's
-// new-key claims, measured in turns under the same load (50 connections): what each answer costs
-// the process that gives it, which the req/s of a shared 2-core machine hides. Answers where the
-// product spends beyond the floor of its design.
+// new-key claims, the lean replay and the product's replays, measured in turns under the same load
+// (50 connections): what each answer costs the process that gives it, which the req/s of a shared
+// 2-core machine hides. Answers where the product spends beyond the floor of its design.
 //
 //   npm run build && node --import=tsx bench/server-cpu.ts [--seconds 6] [--rounds 3]
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { cpuPerAnswer } from './cpu-usage.js';
-import { durableLoad, gatewayKeys, leanLoad, newKeyLoad, startChild, withGatehouse } from './http-claims.js';
+import { durableLoad, gatewayKeys, leanLoad, leanReplayTarget, load, newKeyLoad, replayTarget, startChild, withGatehouse } from './http-claims.js';
 const BENCH = path.dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '6' }, rounds: { type: 'string', default: '3' } } });
 const seconds = Number(values.seconds);
@@ -17,6 +17,8 @@ const durable = await startChild('durable koa', ['--import=tsx', path.join(BENCH
 try {
   await withGatehouse({ kind: 'sqlite' }, 1, false, [], async ([server]) => {
     const keys = await gatewayKeys(server!);
+    const replay = await replayTarget(server!, keys[0]!);
+    const leanReplay = await leanReplayTarget(lean.url);
     const measure = async (name: string, pid: number, run: () => Promise<{ rps: number }>) => {
       const { result, server_cpu_us } = await cpuPerAnswer(pid, run, (rate) => rate.rps);
       console.log(`${name.padEnd(12)} ${Math.round(result.rps)} req/s, server CPU ${server_cpu_us} us per request`);
@@ -25,6 +27,8 @@ try {
       await measure('durable koa', durable.pid, () => durableLoad(durable.url, 50, seconds));
       await measure('lean claim', lean.pid, () => leanLoad(lean.url, 50, seconds));
       await measure('product', server!.pid, () => newKeyLoad([server!], keys, 50, seconds));
+      await measure('lean replay', lean.pid, () => load({ ...leanReplay, url: lean.url, connections: 50, seconds }));
+      await measure('replays', server!.pid, () => load({ ...replay, url: server!.url, connections: 50, seconds }));
     }
   });
 } finally {
