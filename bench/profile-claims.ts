@@ -41,7 +41,7 @@ for (const file of profiles.filter((f) => fs.statSync(f).mtimeMs >= started)) {
 }
 
 async function profileLean(): Promise<Rate> {
-  // Its own directory, no name: under tsx, the loader's thread writes a profile too (the smaller one).
+  // Its own directory, no name: under tsx, the loader's thread writes a profile too.
   const dir = path.join(BENCH, `results/profiles/lean-${values.load}-${Date.now()}`);
   const lean = await startChild('lean claim', ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--import=tsx', path.join(BENCH, 'lean-claim.ts')], /listening on (http:\/\/\S+)/);
   try {
@@ -49,7 +49,8 @@ async function profileLean(): Promise<Rate> {
     return await leanLoad(lean.url, 50, seconds);
   } finally {
     await lean.stop();
+    // The main thread's is the one that ran the lean claim's code.
     const written = fs.readdirSync(dir).map((f) => path.join(dir, f));
-    profiles.push(written.reduce((a, b) => (fs.statSync(a).size >= fs.statSync(b).size ? a : b)));
+    profiles.push(...written.filter((f) => fs.readFileSync(f, 'utf8').includes('lean-claims.ts')));
   }
 }
