@@ -10,6 +10,7 @@
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { checkEventRowOfAccountHexPayload } from '../core/event-hash.js';
+import { HEX64 } from '../core/event-shape.js';
 import { EVENT_COLUMNS_OF_ACCOUNT, SLICE_ACCOUNT, SLICE_ROW } from './columns.js';
 import { SubtreeRange } from '../core/merkle.js';
 import { type TsRegressions, runTsWatch } from '../core/ts-order.js';
@@ -189,8 +190,10 @@ export function checkSlice(db: BetterSqlite3.Database, task: SliceTask, opens: O
         stopped = true;
         break;
       }
+      // The slice's first link is checked where its batch is taken; its form here, once, since
+      // the row check takes prevHash as 64 lowercase hex (what every later link is: a hash).
       const p: unknown = prev ?? r[SLICE_ROW.prev_hash];
-      const hash: string | null = typeof p === 'string' ? checkEventRowOfAccountHexPayload(r, expected, p, accountId, opens) : null;
+      const hash: string | null = typeof p === 'string' && (prev !== null || HEX64.test(p)) ? checkEventRowOfAccountHexPayload(r, expected, p, accountId, opens) : null;
       if (hash === null) {
         stopped = true;
         break;
