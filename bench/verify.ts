@@ -9,6 +9,11 @@
  * and the load average recorded with the run. Run directly, the bench also measures the same
  * binary with GATEHOUSE_VERIFY_THREADS=1 (the single-thread path) for comparison.
  *
+ * The floor, measured in the same run right after the product: bench/lean-verify.mjs, the least
+ * work verify must do over the same file on the same number of threads (see its header), also
+ * a child process timed from its start, with its CPU seconds and peak RSS. It must say the
+ * fixture is intact, or the bench throws.
+ *
  *   npx tsx bench/verify.ts [events]      (default 1,000,000; the fixture is cached in bench/results/)
  */
 import { spawn } from 'node:child_process';
@@ -25,6 +30,7 @@ import { ledgerFixture } from './ledger-fixture.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'bin/gatehouse.js');
+const FLOOR = path.join(ROOT, 'bench/lean-verify.mjs');
 
 export interface VerifyBenchResult {
   events: number;
@@ -48,6 +54,8 @@ export interface VerifyBenchResult {
   threads: string;
   loadAverage: { start: number; end: number };
   exitCode: number | null;
+  /** bench/lean-verify.mjs on the same fixture, same run: the floor of this design here. */
+  floor: { seconds: number; eventsPerSecond: number; cpuSeconds: number | null; eventsPerCpuSecond: number | null; peakRssMiB: number; productFractionOfFloor: number };
   /** The same with GATEHOUSE_VERIFY_THREADS=1, when asked for. */
   singleThread?: { seconds: number; eventsPerSecond: number; cpuSeconds: number | null; eventsPerCpuSecond: number | null; peakRssMiB: number; fractionOfCeiling: number };
 }
@@ -61,9 +69,9 @@ interface ChildRun {
 }
 
 /** Peak RSS from /usr/bin/time -v when present, else by polling /proc/<pid>/status VmHWM. */
-function runMeasured(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ChildRun> {
+function runMeasured(args: string[], env: NodeJS.ProcessEnv = {}, script = BIN): Promise<ChildRun> {
   const useTime = fs.existsSync('/usr/bin/time');
-  const [cmd, argv] = useTime ? ['/usr/bin/time', ['-v', process.execPath, BIN, ...args]] : [process.execPath, [BIN, ...args]];
+  const [cmd, argv] = useTime ? ['/usr/bin/time', ['-v', process.execPath, script, ...args]] : [process.execPath, [script, ...args]];
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
     const child = spawn(cmd, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
@@ -143,6 +151,8 @@ export async function benchVerify(options: { events?: number; compareSingleThrea
   await runMeasured(args(tiny)); // warm the file cache and the tsx cache
   const startup = await runMeasured(args(tiny));
   const run = await runMeasured(args(fixture));
+  const floor = await runMeasured([fixture.dbFile, fixture.dataDir], {}, FLOOR);
+  if (floor.code !== 0 || !/"ok":true/.test(floor.stdout)) throw new Error(`the floor did not verify the fixture: ${floor.stdout}`);
   const single = options.compareSingleThread ? await runMeasured(args(fixture), { GATEHOUSE_VERIFY_THREADS: '1' }) : null;
   const ceiling = hashCeiling(fixture.dbFile, fixture.accountId);
   const eventsPerSecond = events / run.seconds;
@@ -162,6 +172,14 @@ export async function benchVerify(options: { events?: number; compareSingleThrea
     threads: process.env.GATEHOUSE_VERIFY_THREADS ?? 'default',
     loadAverage: { start: loadStart, end: os.loadavg()[0]! },
     exitCode: run.code,
+    floor: {
+      seconds: floor.seconds,
+      eventsPerSecond: events / floor.seconds,
+      cpuSeconds: floor.cpuSeconds,
+      eventsPerCpuSecond: perCpu(floor),
+      peakRssMiB: floor.peakRssKiB / 1024,
+      productFractionOfFloor: floor.seconds / run.seconds,
+    },
     ...(single === null ? {} : {
       singleThread: {
         seconds: single.seconds,

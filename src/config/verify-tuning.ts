@@ -12,6 +12,12 @@ export interface ParallelSettings {
   mainShare: number;
   /** Rows a slice reads per query (slice-check.ts sliceRows). */
   pageRows: number;
+  /**
+   * Which thread checks which slice (sqlite-slices.ts): 'shared', every thread takes the next
+   * slice nobody has taken; 'alternate', slice i is thread (i mod threads)'s, this thread's
+   * `mainShare` the size of a worker's (the tests use it to put a slice on a given thread).
+   */
+  schedule: 'shared' | 'alternate';
 }
 
 /**
@@ -25,14 +31,17 @@ export const PAGE_ROWS = 256;
  * Defaults: min(available cores, 3) threads (this one and up to two workers: each worker adds
  * ~40 MB to peak RSS on a 1M-event log, measured 204 MiB with 2 threads, 240 with 3, 280 with
  * 4 against the 256 MiB budget), for accounts of 50,000 events or more, slices of at most
- * 262,144 events, this thread's slices 0.85 the size of a worker's (it also starts up, takes the
- * workers' batches and merges their Merkle subtrees, while the workers hash those subtrees'
- * nodes: per-thread CPU came out even with 0.85, main 4.82 / 4.73 s against the worker's
- * 5.02 / 4.72; with equal slices 4.55 / 4.56 against 3.93 / 3.98).
+ * 32,768 events taken by whichever thread is free ('shared': no thread waits for another's
+ * share while there is work left, and the last slice leaves the others idle ~0.1 s at most;
+ * BENCHMARKS.md, eighth session). With 'alternate' this thread's slices are 0.85 the size of a
+ * worker's (it also starts up, takes the workers' batches and merges their Merkle subtrees:
+ * per-thread CPU came out even with 0.85, main 4.82 / 4.73 s against the worker's 5.02 / 4.72;
+ * with equal slices 4.55 / 4.56 against 3.93 / 3.98).
  * GATEHOUSE_VERIFY_THREADS (0 or 1: single thread), GATEHOUSE_VERIFY_PARALLEL_MIN,
- * GATEHOUSE_VERIFY_SLICE, GATEHOUSE_VERIFY_MAIN_SHARE (0 < share <= 1) and GATEHOUSE_VERIFY_PAGE
- * (rows per query, >= 1) override them (tests force the parallel path, and page boundaries, on
- * small ledgers with them).
+ * GATEHOUSE_VERIFY_SLICE, GATEHOUSE_VERIFY_SCHEDULE (shared or alternate),
+ * GATEHOUSE_VERIFY_MAIN_SHARE (0 < share <= 1, with alternate) and GATEHOUSE_VERIFY_PAGE
+ * (rows per query, >= 1) override them (tests force the parallel path, a slice's thread, and
+ * page boundaries, on small ledgers with them).
  */
 const MAIN_SHARE = 0.85;
 
@@ -40,9 +49,10 @@ export function readVerifyTuning(env: NodeJS.ProcessEnv = process.env): Parallel
   return {
     threads: wholeNumber(env.GATEHOUSE_VERIFY_THREADS, Math.min(os.availableParallelism(), 3)),
     minEvents: Math.max(wholeNumber(env.GATEHOUSE_VERIFY_PARALLEL_MIN, 50_000), 2),
-    sliceEvents: Math.max(wholeNumber(env.GATEHOUSE_VERIFY_SLICE, 262_144), 1),
+    sliceEvents: Math.max(wholeNumber(env.GATEHOUSE_VERIFY_SLICE, 32_768), 1),
     mainShare: fraction(env.GATEHOUSE_VERIFY_MAIN_SHARE, MAIN_SHARE),
     pageRows: Math.max(wholeNumber(env.GATEHOUSE_VERIFY_PAGE, PAGE_ROWS), 1),
+    schedule: env.GATEHOUSE_VERIFY_SCHEDULE === 'alternate' ? 'alternate' : 'shared',
   };
 }
 

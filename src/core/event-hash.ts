@@ -2,7 +2,7 @@ import { EVENT_HEADER, EVENT_HEADER_FIELDS, type EventHeader, ROW, ROW_HASH, ROW
 import { canonicalize } from './jcs.js';
 import type { JsonObject } from './json.js';
 import { sha256Digest } from './merkle.js';
-import { asciiHeaderHash, asciiHeaderHashOfAccount } from './ascii-header-hash.js';
+import { asciiHeaderHash, asciiHeaderHashOfAccountCheckedHex } from './ascii-header-hash.js';
 
 const DOMAIN = 'gatehouse:event:v1\n';
 
@@ -173,9 +173,12 @@ const A_HASH = withoutAccountId(ROW_HASH), A_PAYLOAD = withoutAccountId(ROW_PAYL
  * raw row within the 17 elements of the array's first backing store (it grows it at the 18th).
  * The query must have established that the row's account_id is exactly `accountId` — a TEXT
  * value equal to it byte for byte (src/verify/columns.ts EVENT_COLUMNS_OF_ACCOUNT) — which is
- * what checkEventRowHexPayload's `r[account_id] === accountId` checks. The same checks on the
- * same values otherwise: a header asciiHeaderHash declines goes through checkEventRowHexPayload
- * on the full row.
+ * what checkEventRowHexPayload's `r[account_id] === accountId` checks. `prevHash` must be 64
+ * lowercase hex digits (a hash the caller computed, or checked): the row's prev_hash equals it.
+ * The same checks on the same values otherwise, the payload's first: payload_hash is then null
+ * or the payload's digest, so neither hash is tested again character by character in the
+ * header (asciiHeaderHashOfAccountCheckedHex). A header that writer declines goes through
+ * checkEventRowHexPayload on the full row.
  */
 export function checkEventRowOfAccountHexPayload(
   r: readonly unknown[], expectedSeq: number, prevHash: string, accountId: string,
@@ -184,12 +187,13 @@ export function checkEventRowOfAccountHexPayload(
   if (r[A_SEQ] !== expectedSeq || r[A_PREV_HASH] !== prevHash) return null;
   const hash = r[A_HASH];
   if (typeof hash !== 'string') return null;
-  const computed = asciiHeaderHashOfAccount(r, accountId);
+  // The payload first (either order refuses the same rows): payload_hash is known hex after it.
+  if (payloadChecked(hash, r[A_PAYLOAD], r[A_PAYLOAD_HASH], expectedSeq, opens) === null) return null;
+  const computed = asciiHeaderHashOfAccountCheckedHex(r, accountId);
   if (computed === null) {
     // Not plain ASCII (or a wrong type): the full row through the general check.
     const full = [...r.slice(0, ACCOUNT_ID), accountId, ...r.slice(ACCOUNT_ID)];
     return checkEventRowHexPayload(full, expectedSeq, prevHash, accountId, opens);
   }
-  if (computed !== hash) return null;
-  return payloadChecked(hash, r[A_PAYLOAD], r[A_PAYLOAD_HASH], expectedSeq, opens);
+  return computed === hash ? hash : null;
 }

@@ -10,6 +10,7 @@
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { checkEventRowOfAccountHexPayload } from '../core/event-hash.js';
+import { HEX64 } from '../core/event-shape.js';
 import { EVENT_COLUMNS_OF_ACCOUNT, SLICE_ACCOUNT, SLICE_ROW } from './columns.js';
 import { SubtreeRange } from '../core/merkle.js';
 import { type TsRegressions, runTsWatch } from '../core/ts-order.js';
@@ -51,6 +52,39 @@ export interface SliceEnd {
   /** The fast path refused a row (or an error happened) before the slice's end. */
   stopped: boolean;
 }
+
+/** What a worker is given once: every slice, and how to take them (sqlite-slice-worker.ts). */
+export interface SliceAssignment {
+  kind: 'slices';
+  slices: SliceTask[];
+  /** 'shared': the next slice is Atomics.add(taken, 0, 1); 'alternate': `first`, then every `step`-th. */
+  schedule: 'shared' | 'alternate';
+  taken: SharedArrayBuffer;
+  first: number;
+  step: number;
+}
+
+/** The counter's value once the slices must stop: past any slice, and no add reaches it again. */
+export const STOPPED = 0x3fffffff;
+
+/**
+ * The next slice a thread checks, or a number >= the count when there is none: with 'shared'
+ * the next one no thread has taken (one counter for all, so a thread slowed by its start-up or
+ * by the machine's other work takes fewer), with 'alternate' its own `first + k·step`.
+ */
+export function sliceTaker(assignment: Omit<SliceAssignment, 'kind' | 'slices'>): () => number {
+  const taken = new Int32Array(assignment.taken);
+  if (assignment.schedule === 'shared') return () => Atomics.add(taken, 0, 1);
+  let next = assignment.first;
+  return () => {
+    // Stopped (the counter set past the end): nothing more for anyone.
+    if (Atomics.load(taken, 0) === STOPPED) return Number.MAX_SAFE_INTEGER;
+    const i = next;
+    next += assignment.step;
+    return i;
+  };
+}
+
 
 /** With the data key: whether a payload opens under it, bound to account and seq. */
 export type Opens = (seq: number, payload: Uint8Array) => boolean;
@@ -156,8 +190,10 @@ export function checkSlice(db: BetterSqlite3.Database, task: SliceTask, opens: O
         stopped = true;
         break;
       }
+      // The slice's first link is checked where its batch is taken; its form here, once, since
+      // the row check takes prevHash as 64 lowercase hex (what every later link is: a hash).
       const p: unknown = prev ?? r[SLICE_ROW.prev_hash];
-      const hash: string | null = typeof p === 'string' ? checkEventRowOfAccountHexPayload(r, expected, p, accountId, opens) : null;
+      const hash: string | null = typeof p === 'string' && (prev !== null || HEX64.test(p)) ? checkEventRowOfAccountHexPayload(r, expected, p, accountId, opens) : null;
       if (hash === null) {
         stopped = true;
         break;

@@ -7,7 +7,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
-import { type Opens, type SliceEnd, type SliceTask, checkSlice } from './slice-check.js';
+import { type Opens, type SliceAssignment, type SliceEnd, type SliceTask, checkSlice, sliceTaker } from './slice-check.js';
 
 const port = parentPort!;
 const db = new BetterSqlite3((workerData as { file: string }).file, { readonly: true, fileMustExist: true });
@@ -26,10 +26,17 @@ function runSlice(task: SliceTask, opens: Opens | null): void {
   port.postMessage(end);
 }
 
-// Tasks run one at a time in arrival order (the main thread sends the next only after 'end').
-port.on('message', (task: SliceTask) => {
-  opener(task.accountId, task.dataKey).then(
-    (opens) => runSlice(task, opens),
-    () => port.postMessage({ id: task.id, kind: 'end', stopped: true } satisfies SliceEnd),
-  );
+// One message: every slice and how to take them; the slices taken run one after another. The
+// listener stays (not once()): it keeps the worker alive until the main thread ends it, so its
+// 'exit' always means a failure there, never a worker that ran out of slices.
+port.on('message', (assignment: SliceAssignment) => {
+  const { slices } = assignment;
+  const next = sliceTaker(assignment);
+  const first = slices[0]!;
+  opener(first.accountId, first.dataKey).then((opens) => {
+    for (let i = next(); i < slices.length; i = next()) runSlice(slices[i]!, opens);
+  }, () => {
+    // No opener: every slice this worker takes ends at once, stopped.
+    for (let i = next(); i < slices.length; i = next()) port.postMessage({ id: i, kind: 'end', stopped: true } satisfies SliceEnd);
+  });
 });

@@ -4,8 +4,10 @@
  *
  * The account's seq range is cut into contiguous slices (at most `sliceEvents` each, so the
  * batches waiting for the main thread stay bounded whatever the log's size). With T threads the
- * main thread checks every T-th slice itself and T-1 worker threads (sqlite-slice-worker.ts),
- * each with its own read-only connection, check the others, all the same way (slice-check.ts):
+ * main thread and T-1 worker threads (sqlite-slice-worker.ts), each with its own read-only
+ * connection, check them, each taking the next slice no thread has taken (one counter in
+ * shared memory: a thread slowed by its start-up or by other work on the machine takes fewer,
+ * and none waits on another's fixed share; ParallelSettings.schedule), all the same way (slice-check.ts):
  * with checkEventRowHexPayload — exactly the rows ChainVerifier.addRow's fast path accepts —
  * giving in batches the roots of the perfect subtrees of the global Merkle tree that cover
  * their rows' leaves (SubtreeRange), cut at every size where a checkpoint waits (given with
@@ -14,7 +16,8 @@
  * order to the account's ChainVerifier through addCheckedSubtrees, which checks every batch
  * boundary (next seq, prev_hash = hash of the last event taken) and that no subtree spans a
  * checkpoint's size, appends the subtrees to its frontier and compares every checkpoint at its
- * size exactly as for single-thread rows. Taking a batch there is equivalent to addRow on its
+ * size exactly as for single-thread rows; a batch that comes before its turn (a slice after one
+ * still being checked) waits for it. Taking a batch there is equivalent to addRow on its
  * rows (the same check against the same expected seq and prev_hash, the same frontier after
  * it), so the verifier's state is the reference path's.
  *
@@ -34,7 +37,7 @@ import { Worker } from 'node:worker_threads';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { VerificationRun } from './run.js';
 import { payloadOpens } from '../core/account-data-key.js';
-import { type Opens, type SliceBatch, type SliceEnd, type SliceTask, checkSlice } from './slice-check.js';
+import { type Opens, type SliceAssignment, type SliceBatch, type SliceEnd, type SliceTask, STOPPED, checkSlice, sliceTaker } from './slice-check.js';
 import type { ParallelSettings } from '../config/verify-tuning.js';
 
 export type { ParallelSettings };
@@ -100,12 +103,13 @@ export function sliceBounds(maxSeq: number, threads: number, settings: Pick<Para
 type Outcome = { done: true } | { done: false; after: number | null };
 
 /**
- * Verify the account's events in slices, feeding `run` (its account already begun): with T
- * threads, every T-th slice is checked by this thread itself (a worker costs ~0.3 CPU-s and
- * ~35 MB to start, so this thread is one of the T), the others by T-1 workers; every slice's
- * subtrees are taken in order with run.addCheckedSubtrees. Returns
- * `{ done: true }` when every event was taken, else the point after which the caller must go
- * on with the reference path (`after: null`: from the first row).
+ * Verify the account's events in slices, feeding `run` (its account already begun): this
+ * thread (a worker costs ~0.3 CPU-s and ~35 MB to start, so this thread is one of the T) and
+ * T-1 workers check slices as settings.schedule says; this thread takes every slice's batches
+ * in seq order with run.addCheckedSubtrees, keeping those that come early (a slice after one
+ * still being checked, its own or a worker's) until their turn. Returns `{ done: true }` when
+ * every event was taken, else the point after which the caller must go on with the reference
+ * path (`after: null`: from the first row).
  */
 export async function verifySlices(options: {
   file: string;
@@ -121,28 +125,18 @@ export async function verifySlices(options: {
   const { file, db, run, accountId, maxSeq, dataKey, settings } = options;
   const threads = Math.max(settings.threads, 2);
   const waiting = run.waitingSizes();
-  const slices: SliceTask[] = sliceBounds(maxSeq, threads, settings).map(({ after, upTo }, id) => ({
+  // Equal slices when any thread may take any slice; this thread's smaller when it has its own.
+  const shares = settings.schedule === 'shared' ? { ...settings, mainShare: 1 } : settings;
+  const slices: SliceTask[] = sliceBounds(maxSeq, threads, shares).map(({ after, upTo }, id) => ({
     id, accountId, after, upTo, dataKey, pageRows: settings.pageRows, cuts: waiting.filter((s) => (after === null || s > after) && (upTo === null || s <= upTo)),
   }));
-  // Slice i is this thread's when i % threads === 0, else worker (i % threads) - 1's.
-  const workerOf = (i: number): number => (i % threads) - 1;
-  const state = slices.map(() => ({ batches: [] as SliceBatch[], ended: false, stopped: false, wake: null as (() => void) | null }));
+  const taken = new SharedArrayBuffer(4);
+  const counter = new Int32Array(taken);
+  /** Per slice: batches not yet taken, whether it ended (and stopped early), and who wakes this thread. */
+  const state = slices.map(() => ({ batches: [] as SliceBatch[], ended: false, stopped: false }));
+  let wake: (() => void) | null = null;
+  const stop = () => Atomics.store(counter, 0, STOPPED);
   const workers: Worker[] = [];
-  /** Per worker, the next of its slices not yet sent; each has at most two sent and not yet taken. */
-  const nextFor: number[] = [];
-  const send = (w: number) => {
-    const i = nextFor[w]!;
-    if (i >= slices.length) return;
-    workers[w]!.postMessage(slices[i]);
-    nextFor[w] = i + threads;
-  };
-  const fail = (i: number) => {
-    const st = state[i]!;
-    if (st.ended) return;
-    st.ended = true;
-    st.stopped = true;
-    st.wake?.();
-  };
   for (let w = 0; w < Math.min(threads - 1, slices.length - 1); w++) {
     let worker: Worker;
     try {
@@ -153,8 +147,6 @@ export async function verifySlices(options: {
       return { done: false, after: null };
     }
     workers.push(worker);
-    nextFor.push(w + 1);
-    const mine = (i: number) => i >= 0 && i < slices.length && workerOf(i) === w;
     worker.on('message', (m: SliceBatch | SliceEnd) => {
       const st = state[m.id]!;
       if (st.ended) return;
@@ -164,50 +156,88 @@ export async function verifySlices(options: {
         st.ended = true;
         st.stopped = m.stopped;
       }
-      st.wake?.();
+      wake?.();
     });
+    // A worker that fails may hold any slice not ended: all of them stop, and no more are taken.
     const broken = () => {
-      for (let i = 0; i < slices.length; i++) if (mine(i)) fail(i);
+      stop();
+      for (const st of state) {
+        if (!st.ended) {
+          st.ended = true;
+          st.stopped = true;
+        }
+      }
+      wake?.();
     };
     worker.on('error', broken);
     worker.on('exit', broken);
-    send(w);
-    send(w);
+    const assignment: SliceAssignment = { kind: 'slices', slices, schedule: settings.schedule, taken, first: w + 1, step: threads };
+    worker.postMessage(assignment);
   }
 
+  const next = sliceTaker({ schedule: settings.schedule, taken, first: 0, step: threads });
   let after: number | null = null;
+  /** The first slice whose batches are not all taken. */
+  let turn = 0;
   const opens: Opens | null = dataKey === null ? null : (seq, payload) => payloadOpens(dataKey, accountId, seq, payload);
-  const takeBatch = (b: SliceBatch) =>
-    run.addCheckedSubtrees(b.firstSeq, b.firstPrev, b.lastHash, b.count, new Uint8Array(b.levels), Buffer.from(b.hashes), b.subtrees, b.ts);
-  const outcome = async (): Promise<Outcome> => {
-    for (let i = 0; i < slices.length; i++) {
-      const task = slices[i]!;
-      if (i % threads === 0) {
-        // This thread's own slice, checked as a worker checks one and taken batch by batch.
-        const stopped = checkSlice(db, task, opens, (b) => {
-          if (!takeBatch(b)) return false;
-          after = b.firstSeq + b.count - 1;
-          return true;
-        });
-        if (stopped) return { done: false, after };
-        after = task.upTo;
-        continue;
-      }
-      const st = state[i]!;
-      for (;;) {
-        for (let b = st.batches.shift(); b !== undefined; b = st.batches.shift()) {
-          if (!takeBatch(b)) return { done: false, after };
-          after = b.firstSeq + b.count - 1;
-        }
-        if (st.ended) break;
-        await new Promise<void>((resolve) => (st.wake = resolve));
-        st.wake = null;
-      }
-      if (st.stopped) return { done: false, after };
-      after = task.upTo;
-      send(workerOf(i));
+  const takeBatch = (b: SliceBatch): boolean => {
+    if (!run.addCheckedSubtrees(b.firstSeq, b.firstPrev, b.lastHash, b.count, new Uint8Array(b.levels), Buffer.from(b.hashes), b.subtrees, b.ts)) return false;
+    after = b.firstSeq + b.count - 1;
+    return true;
+  };
+  /** Take what is ready, in order. False: the slices end here (a refusal, a stopped slice). */
+  const takeReady = (): boolean => {
+    for (; turn < slices.length; turn++) {
+      const st = state[turn]!;
+      for (let b = st.batches.shift(); b !== undefined; b = st.batches.shift()) if (!takeBatch(b)) return false;
+      if (!st.ended) return true;
+      if (st.stopped) return false;
+      after = slices[turn]!.upTo;
     }
-    return { done: true };
+    return true;
+  };
+  const outcome = async (): Promise<Outcome> => {
+    let mine = true;
+    for (;;) {
+      if (!takeReady()) {
+        stop();
+        return { done: false, after };
+      }
+      if (turn === slices.length) return { done: true };
+      const i = mine ? next() : slices.length;
+      if (i < slices.length) {
+        // A slice for this thread: its batches taken as they come when it is the turn's,
+        // kept for their turn otherwise.
+        const st = state[i]!;
+        const direct = i === turn;
+        let refused = false;
+        st.stopped = checkSlice(db, slices[i]!, opens, (b) => {
+          if (!direct) {
+            st.batches.push(b);
+            return true;
+          }
+          if (takeBatch(b)) return true;
+          refused = true;
+          return false;
+        });
+        st.ended = true;
+        if (refused) {
+          stop();
+          return { done: false, after };
+        }
+        if (direct && !st.stopped) {
+          after = slices[i]!.upTo;
+          turn++;
+        }
+        if (st.stopped) mine = false; // nothing after it matters; wait for the slices before it
+        // Let the workers' messages in before the next slice.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      } else {
+        mine = false;
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = null;
+      }
+    }
   };
   try {
     return await outcome();

@@ -24,7 +24,7 @@ const [{ SqliteLedgerReader }, { VerificationRun }, { verifySlices }, { keysFrom
 ]);
 const BetterSqlite3 = createRequire(root + '/package.json')('better-sqlite3');
 const { PAGE_ROWS } = await import(root + '/dist/src/config/verify-tuning.js');
-const settings = { threads: 3, minEvents: 2, sliceEvents: 5, mainShare: 1, pageRows: PAGE_ROWS };
+const settings = { threads: 3, minEvents: 2, sliceEvents: 5, mainShare: 1, pageRows: PAGE_ROWS, schedule: 'alternate' };
 const reader = SqliteLedgerReader.open(file, settings);
 const run = new VerificationRun({ trustedKeys: keysFromDataDir(dataDir, reader.ledgerId), ledgerId: reader.ledgerId, given: [] });
 run.beginAccount({ accountId: account, checkpoints: [] });

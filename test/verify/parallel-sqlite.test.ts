@@ -27,13 +27,16 @@ import { ACCOUNT, createLedger, rechain, tamperSqlite, type TestLedger } from '.
  */
 
 const EVENTS = 30;
+// The layout above is the 'alternate' schedule's (slice i on thread i mod 2), which puts a slice
+// on a given thread; every case also runs the default 'shared' schedule (any thread takes the
+// next slice), whose layout depends on timing, and must give the same report.
 // Equal slices (mainShare 1) for the layout above; one case below makes this thread's smaller.
 // Slices read their rows in pages (slice-check.ts sliceRows): pages of 4 put page boundaries
 // inside slices (at 4, 10, 16, 22, 28: each page after the first starts again at the last row
 // of the one before), pages of 1 at every row.
 const PARALLEL = {
   GATEHOUSE_VERIFY_THREADS: '2', GATEHOUSE_VERIFY_PARALLEL_MIN: '2', GATEHOUSE_VERIFY_SLICE: '6', GATEHOUSE_VERIFY_MAIN_SHARE: '1',
-  GATEHOUSE_VERIFY_PAGE: '4',
+  GATEHOUSE_VERIFY_PAGE: '4', GATEHOUSE_VERIFY_SCHEDULE: 'alternate',
 };
 const THREE = { ...PARALLEL, GATEHOUSE_VERIFY_THREADS: '3', GATEHOUSE_VERIFY_PAGE: '1' };
 const SINGLE = { GATEHOUSE_VERIFY_THREADS: '1' };
@@ -77,9 +80,12 @@ async function both(t: import('ava').ExecutionContext, args: string[], parallelE
     const r = await runCli(['verify', ...args, '--json'], { env });
     return { code: r.code, report: r.stdout === '' ? null : JSON.parse(r.stdout), stderr: r.stderr };
   };
-  const [single, parallel] = await Promise.all([run(SINGLE), run(parallelEnv)]);
-  t.is(parallel.code, single.code, parallel.stderr);
-  t.deepEqual(parallel.report, single.report);
+  const shared = { ...parallelEnv, GATEHOUSE_VERIFY_SCHEDULE: 'shared' };
+  const [single, parallel, anyThread] = await Promise.all([run(SINGLE), run(parallelEnv), run(shared)]);
+  for (const r of [parallel, anyThread]) {
+    t.is(r.code, single.code, r.stderr);
+    t.deepEqual(r.report, single.report);
+  }
   return single;
 }
 
@@ -101,7 +107,7 @@ function swap(db: BetterSqlite3.Database, a: number, b: number): void {
 
 test('the slices run on worker threads under ava: an intact ledger is taken whole, a tampered slice hands over where it stops', async (t) => {
   const { db, dataDir } = await copyOf(t);
-  const settings = { threads: 2, minEvents: 2, sliceEvents: 6, mainShare: 1, pageRows: 4 };
+  const settings = { threads: 2, minEvents: 2, sliceEvents: 6, mainShare: 1, pageRows: 4, schedule: 'alternate' as const };
   const slices = async (dataKey: Uint8Array | null = null) => {
     const reader = SqliteLedgerReader.open(db, settings);
     const run = new VerificationRun({ trustedKeys: keysFromDataDir(dataDir, reader.ledgerId), ledgerId: reader.ledgerId, given: [] });
@@ -340,7 +346,7 @@ test('workers hash the Merkle subtrees of their slices: checkpoints inside worke
   // In process: the workers' batches are taken whole (no hand-over to the reference path),
   // landing on every stored checkpoint's size; a forgery is a mismatch there, not a refusal.
   const inProcess = async (file: string, threads: number) => {
-    const settings = { threads, minEvents: 2, sliceEvents: 6, mainShare: 1, pageRows: PAGE_ROWS };
+    const settings = { threads, minEvents: 2, sliceEvents: 6, mainShare: 1, pageRows: PAGE_ROWS, schedule: 'alternate' as const };
     const reader = SqliteLedgerReader.open(file, settings);
     const own = new BetterSqlite3(file, { readonly: true });
     try {

@@ -1,8 +1,8 @@
 import test from 'ava';
 import { createHash } from 'node:crypto';
 import { canonicalHeader, canonicalHeaderFromRow, eventHash, hashCanonicalHeader, rowHeaderHash } from '../../../src/core/event-hash.js';
-import { asciiHeaderHash } from '../../../src/core/ascii-header-hash.js';
-import { EVENT_HEADER_FIELDS, type EventHeader, GENESIS_PREV_HASH, rowHasHeaderTypes } from '../../../src/core/event-shape.js';
+import { asciiHeaderHash, asciiHeaderHashOfAccount, asciiHeaderHashOfAccountCheckedHex } from '../../../src/core/ascii-header-hash.js';
+import { EVENT_HEADER_FIELDS, type EventHeader, GENESIS_PREV_HASH, ROW, rowHasHeaderTypes } from '../../../src/core/event-shape.js';
 import { canonicalize } from '../../../src/core/jcs.js';
 import type { JsonObject } from '../../../src/core/json.js';
 
@@ -132,6 +132,32 @@ test('the ASCII byte writer hashes exactly what the string path hashes, or decli
   const long = { ...base, route: '/'.repeat(40_000) };
   t.is(asciiHeaderHash(EVENT_HEADER_FIELDS.map((f) => long[f])), null);
   t.is(rowHeaderHash(EVENT_HEADER_FIELDS.map((f) => long[f])), eventHash(long));
+});
+
+test('the slices\' writers (no account_id column; hashes known hex) hash what the full row hashes, whatever account came before', (t) => {
+  // The account's start of header is written once per run of rows of one account: rows of
+  // accounts taking turns, with full rows (which write their own start) in between, must
+  // each hash as the reference does; a plain account after one that is not, too.
+  const accounts = ['acme', 'a', 'acme-longer-name', 'acme', 'bé', 'acme'];
+  let seed = 11;
+  const random = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+  for (let i = 0; i < 600; i++) {
+    const account = accounts[random(accounts.length)]!;
+    const h: EventHeader = {
+      ...base, seq: 1 + random(1000), account_id: account, route: `/v1/r${random(100)}`,
+      payload_hash: random(2) ? null : createHash('sha256').update(String(i)).digest('hex'),
+      prev_hash: createHash('sha256').update(`p${i}`).digest('hex'),
+    };
+    const full = EVENT_HEADER_FIELDS.map((f) => h[f]);
+    const withoutAccount = full.filter((_, k) => k !== ROW.account_id);
+    const reference = /^[\u0020-\u007e]*$/.test(account) ? hashCanonicalHeader(canonicalize(h as unknown as JsonObject)) : null;
+    if (random(3) === 0) t.is(asciiHeaderHash(full), reference);
+    t.is(asciiHeaderHashOfAccountCheckedHex(withoutAccount, account), reference, `${i}: ${account}`);
+    t.is(asciiHeaderHashOfAccount(withoutAccount, account), reference, `${i}: ${account}`);
+  }
+  // The checked-hex writer still refuses a hash that is not 64 characters long.
+  const short = EVENT_HEADER_FIELDS.filter((f) => f !== 'account_id').map((f) => (f === 'prev_hash' ? 'ab' : base[f]));
+  t.is(asciiHeaderHashOfAccountCheckedHex(short, 'acct-1'), null);
 });
 
 test('a lone surrogate is refused, as JCS refuses it', (t) => {
