@@ -1,3 +1,4 @@
+import Router from '@koa/router';
 import Koa from 'koa';
 import type { AppContext } from '../context.js';
 import { errorMiddleware } from './error-middleware.js';
@@ -59,10 +60,14 @@ export function createApp(context: AppContext, modules: RouteModule[], options: 
     await next();
   });
   app.use(authMiddleware(context.principals, modules.flatMap((m) => m.publicPaths ?? [])));
-  for (const module of modules) {
-    app.use(module.router.routes());
-    app.use(module.router.allowedMethods());
-  }
+  // One router holding every module's routes: a request is matched once, not once per module
+  // (each module's router matched the path, read the Host header and added two middleware layers
+  // to every request: ~5 µs of a replay's ~165). A path with no route for the method is answered
+  // 405 with every method any module serves on it.
+  const routes = new Router();
+  for (const module of modules) routes.use(module.router.routes());
+  app.use(routes.routes());
+  app.use(routes.allowedMethods());
   for (const module of modules) if (module.fallback) app.use(module.fallback);
   return app;
 }
