@@ -157,6 +157,8 @@ export async function benchVerify(options: { events?: number; compareSingleThrea
   const ceiling = hashCeiling(fixture.dbFile, fixture.accountId);
   const eventsPerSecond = events / run.seconds;
   const perCpu = (r: ChildRun) => (r.cpuSeconds === null ? null : events / r.cpuSeconds);
+  /** A run's rates, as the floor and the single-thread run report them. */
+  const rates = (r: ChildRun) => ({ seconds: r.seconds, eventsPerSecond: events / r.seconds, cpuSeconds: r.cpuSeconds, eventsPerCpuSecond: perCpu(r), peakRssMiB: r.peakRssKiB / 1024 });
   return {
     events,
     command: `gatehouse ${args(fixture).join(' ')}`,
@@ -172,23 +174,9 @@ export async function benchVerify(options: { events?: number; compareSingleThrea
     threads: process.env.GATEHOUSE_VERIFY_THREADS ?? 'default',
     loadAverage: { start: loadStart, end: os.loadavg()[0]! },
     exitCode: run.code,
-    floor: {
-      seconds: floor.seconds,
-      eventsPerSecond: events / floor.seconds,
-      cpuSeconds: floor.cpuSeconds,
-      eventsPerCpuSecond: perCpu(floor),
-      peakRssMiB: floor.peakRssKiB / 1024,
-      productFractionOfFloor: floor.seconds / run.seconds,
-    },
+    floor: { ...rates(floor), productFractionOfFloor: floor.seconds / run.seconds },
     ...(single === null ? {} : {
-      singleThread: {
-        seconds: single.seconds,
-        eventsPerSecond: events / single.seconds,
-        cpuSeconds: single.cpuSeconds,
-        eventsPerCpuSecond: perCpu(single),
-        peakRssMiB: single.peakRssKiB / 1024,
-        fractionOfCeiling: events / single.seconds / ceiling.withoutPayloads,
-      },
+      singleThread: { ...rates(single), fractionOfCeiling: events / single.seconds / ceiling.withoutPayloads },
     }),
   };
 }
