@@ -135,12 +135,17 @@ export async function openLeanClaims(variant: LeanVariant = {}): Promise<LeanCla
   interface Claim { key: string; body: Record<string, JsonValue>; account: string }
   const claim = (key: string, body: Record<string, JsonValue>, account = 'acme') => enqueue(() => write({ key, body, account }));
 
+  /** What a claim's body says, and its fingerprint in `account`: a claim and its replays compute it alike. */
+  function intentOf(body: Record<string, JsonValue>, account: string) {
+    const { method, route, command, agent_run_id: agentRunId = null } = body as { method: string; route: string; command: JsonValue; agent_run_id?: string | null };
+    return { method, route, command, agentRunId, fp: fingerprint({ account_id: account, method, route, command }) };
+  }
+
   /** One claim's rows, inside the batch's transaction: the operation, its `attempted` event, the head. */
   function write(c: Claim): unknown {
     const now = Date.now();
     const { account } = c;
-    const { method, route, command, agent_run_id: agentRunId = null } = c.body as { method: string; route: string; command: JsonValue; agent_run_id?: string | null };
-    const fp = fingerprint({ account_id: account, method, route, command });
+    const { method, route, command, agentRunId, fp } = intentOf(c.body, account);
     const id = newId('op', now);
     // The product's pooled randomness (core/random.ts): one system call per 4 KiB, not one per token.
     const token = randomBytes(32).toString('base64url');
@@ -199,8 +204,7 @@ export async function openLeanClaims(variant: LeanVariant = {}): Promise<LeanCla
   /** A replay's durable work, as the product's answerExisting does it for a succeeded operation. */
   function replayOne(key: string, body: Record<string, JsonValue>, account: string): unknown {
     const now = Date.now();
-    const { method, route, command, agent_run_id: agentRunId = null } = body as { method: string; route: string; command: JsonValue; agent_run_id?: string | null };
-    const fp = fingerprint({ account_id: account, method, route, command });
+    const { method, route, agentRunId, fp } = intentOf(body, account);
     const row = operationByKey(account, key);
     if (row.fingerprint !== fp) throw Object.assign(new Error('fingerprint mismatch'), { status: 409 });
     if (row.state !== 'succeeded' || row.response_seq === null) throw Object.assign(new Error(`not replayable: ${row.state}`), { status: 409 });
