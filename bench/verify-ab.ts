@@ -141,14 +141,15 @@ function runOnce(dir: string, dbFile: string, dataDir: string, childEnv: Record<
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const num = (re: RegExp) => Number(re.exec(stderr)?.[1] ?? NaN);
       const mainCpu = nodePid === null ? NaN : (seen.get(nodePid) ?? 0) / TICK;
-      const others = [...seen].filter(([tid]) => tid !== nodePid).map(([, t]) => t / TICK).sort((a, b) => b - a);
-      const workerCpu = others[0] ?? 0;
-      const workerTid = [...seen].filter(([tid]) => tid !== nodePid).sort((a, b) => b[1] - a[1])[0]?.[0];
+      // The other threads, busiest first: the busiest is the worker.
+      const others = [...seen].filter(([tid]) => tid !== nodePid).sort((a, b) => b[1] - a[1]);
+      const workerCpu = (others[0]?.[1] ?? 0) / TICK;
+      const workerTid = others[0]?.[0];
       const blocked = (tid: number | null | undefined) => {
         const x = tid === null || tid === undefined ? undefined : sched.get(tid);
         return x === undefined ? NaN : Math.max(0, x.seenS - x.startS - x.run - x.wait);
       };
-      const otherCpu = others.slice(1).reduce((a, b) => a + b, 0);
+      const otherCpu = others.slice(1).reduce((sum, [, ticks]) => sum + ticks / TICK, 0);
       resolve({
         seconds,
         cpu: num(/User time \(seconds\): ([\d.]+)/) + num(/System time \(seconds\): ([\d.]+)/),

@@ -85,7 +85,6 @@ export function sliceTaker(assignment: Omit<SliceAssignment, 'kind' | 'slices'>)
   };
 }
 
-
 /** With the data key: whether a payload opens under it, bound to account and seq. */
 export type Opens = (seq: number, payload: Uint8Array) => boolean;
 
