@@ -32,8 +32,9 @@ export const PAGE_ROWS = 256;
  * ~40 MB to peak RSS on a 1M-event log, measured 204 MiB with 2 threads, 240 with 3, 280 with
  * 4 against the 256 MiB budget), for accounts of 50,000 events or more, slices of at most
  * 32,768 events taken by whichever thread is free ('shared': no thread waits for another's
- * share while there is work left, and the last slice leaves the others idle ~0.1 s at most;
- * BENCHMARKS.md, eighth session). With 'alternate' this thread's slices are 0.85 the size of a
+ * share while there is work left; BENCHMARKS.md, eighth session), the last ones smaller
+ * (down to 2,048: sqlite-slices.ts guidedSliceBounds), so the thread that takes the last one
+ * keeps the others waiting ~20 ms, not up to a whole slice's ~0.3 s (ninth session). With 'alternate' this thread's slices are 0.85 the size of a
  * worker's (it also starts up, takes the workers' batches and merges their Merkle subtrees:
  * per-thread CPU came out even with 0.85, main 4.82 / 4.73 s against the worker's 5.02 / 4.72;
  * with equal slices 4.55 / 4.56 against 3.93 / 3.98).

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import test from 'ava';
 import { STOPPED, sliceTaker } from '../../src/verify/slice-check.js';
+import { guidedSliceBounds } from '../../src/verify/sqlite-slices.js';
 import { runCli } from '../helpers/server-process.js';
 import { ledgerFixture } from '../../bench/ledger-fixture.js';
 import { tamperSqlite } from './ledger-fixture.js';
@@ -32,6 +33,22 @@ test('alternate takers take first, first + step, …, until stopped', (t) => {
   t.deepEqual([w(), w(), w()], [1, 4, 7]);
   Atomics.store(new Int32Array(taken), 0, STOPPED);
   t.is(w(), Number.MAX_SAFE_INTEGER);
+});
+
+test('shared slices shrink toward the end: contiguous, every seq once, none over the bound, the last ones small', (t) => {
+  for (const [maxSeq, threads, bound] of [[1_000_000, 2, 32_768], [1_000_000, 3, 32_768], [50_000, 2, 32_768], [30, 2, 6], [20_000, 2, 500], [7, 2, 32_768]] as const) {
+    const bounds = guidedSliceBounds(maxSeq, threads, bound);
+    t.is(bounds[0]!.after, null);
+    t.is(bounds.at(-1)!.upTo, null);
+    for (let i = 1; i < bounds.length; i++) t.is(bounds[i]!.after, bounds[i - 1]!.upTo);
+    const sizes = bounds.map((b) => (b.upTo ?? maxSeq) - (b.after ?? 0));
+    t.is(sizes.reduce((a, b) => a + b, 0), maxSeq);
+    t.true(sizes.every((size, i) => size <= bound && size >= 1 && (i === 0 || size <= sizes[i - 1]!)), `${maxSeq}/${threads}/${bound}: ${sizes.join(' ')}`);
+    // The slice a thread may still be on when another runs out of work is small.
+    if (maxSeq >= 16 * bound) t.true(sizes.at(-1)! <= bound / 16, `${maxSeq}/${threads}/${bound}: last ${sizes.at(-1)}`);
+  }
+  // The bulk of a large log still goes in full slices.
+  t.is(guidedSliceBounds(1_000_000, 2, 32_768).filter((b) => b.upTo !== null && b.upTo - (b.after ?? 0) === 32_768).length, 27);
 });
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'shared-slices-'));
