@@ -44,7 +44,7 @@ await withGatehouse({ kind: 'sqlite' }, 1, false, [], async ([server]) => {
   stop = true;
   await probe;
   agent.destroy();
-  // The server's own view of the same requests (requestTiming, outermost middleware): a claim slow
+  // The server's own view of the same requests (the latency the outermost middleware records, src/http/error-middleware.ts): a claim slow
   // here waited inside the service; one slow only at the client waited before Koa saw it.
   const metrics = await (await fetch(`${server!.url}/metrics`, { headers: { authorization: `Bearer ${server!.adminKey}` } })).text();
   const serverBuckets = metrics.split('\n').filter((line) => line.includes('request_duration_seconds_bucket') && line.includes('POST') && line.includes('route="/v1/operations"'));

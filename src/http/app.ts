@@ -3,24 +3,9 @@ import Koa from 'koa';
 import type { AppContext } from '../context.js';
 import { errorMiddleware } from './error-middleware.js';
 import { authMiddleware } from './auth.js';
-import { deadlineMiddleware } from './deadline.js';
-import { loadSheddingMiddleware } from './load-shedding.js';
+import { admissionMiddleware } from './admission.js';
 import { DEFAULT_LIMITS } from './limits.js';
 import type { RouteModule } from './route-module.js';
-import type { Metrics } from '../metrics/metrics.js';
-
-/** Outermost, so it sees the status the error middleware chose. Routes by template, so ids never become labels. */
-function requestTiming(metrics: Metrics): Koa.Middleware {
-  return async (ctx, next) => {
-    const began = performance.now();
-    try {
-      await next();
-    } finally {
-      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
-      metrics.requestSeconds.observe({ method: ctx.method, route, status: String(ctx.status) }, (performance.now() - began) / 1000);
-    }
-  };
-}
 
 export interface HttpOptions {
   maxBodyBytes: number;
@@ -30,7 +15,7 @@ export interface HttpOptions {
    * them saw: entries further left were written by the client and prove nothing.
    */
   trustedProxies?: number;
-  /** No request is worked on past this; it is answered 503 then (src/http/deadline.ts). */
+  /** No request is worked on past this; it is answered 503 then (src/http/deadline.ts, through admission.ts). */
   requestDeadlineMs?: number;
   /** Requests worked on at once, over all clients and per client (src/http/load-shedding.ts). */
   maxInFlight?: number;
@@ -39,26 +24,22 @@ export interface HttpOptions {
   maxConnections?: number;
 }
 
-
-/** The Koa app: errors first, then load shedding and the deadline, then authentication, then one router per domain. */
+/** The Koa app: errors and timing, admission (load shedding, the body limit, the deadline), authentication, then one router for every module's routes. */
 export function createApp(context: AppContext, modules: RouteModule[], options: HttpOptions): Koa {
   const app = new Koa();
   const trustedProxies = options.trustedProxies ?? 0;
   // ctx.ip is what the sign-in throttle counts: behind a proxy the socket's address is the proxy's.
   app.proxy = trustedProxies > 0;
   app.maxIpsCount = trustedProxies;
-  app.use(requestTiming(context.metrics));
-  app.use(errorMiddleware(context.logger));
-  // Shedding first: an overloaded service answers before it reads a byte of the body or looks up a key.
-  app.use(loadSheddingMiddleware({
-    maxInFlight: options.maxInFlight ?? DEFAULT_LIMITS.maxInFlight,
-    maxInFlightPerClient: options.maxInFlightPerClient ?? Math.max(1, Math.ceil((options.maxInFlight ?? DEFAULT_LIMITS.maxInFlight) / 2)),
+  app.use(errorMiddleware(context.logger, context.metrics));
+  // Admission first: an overloaded service answers before it reads a byte of the body or looks up a key.
+  const maxInFlight = options.maxInFlight ?? DEFAULT_LIMITS.maxInFlight;
+  app.use(admissionMiddleware({
+    maxInFlight,
+    maxInFlightPerClient: options.maxInFlightPerClient ?? Math.max(1, Math.ceil(maxInFlight / 2)),
+    deadlineMs: options.requestDeadlineMs ?? DEFAULT_LIMITS.requestDeadlineMs,
+    maxBodyBytes: options.maxBodyBytes,
   }));
-  app.use(deadlineMiddleware(options.requestDeadlineMs ?? DEFAULT_LIMITS.requestDeadlineMs));
-  app.use(async (ctx, next) => {
-    ctx.state.maxBodyBytes = options.maxBodyBytes;
-    await next();
-  });
   app.use(authMiddleware(context.principals, modules.flatMap((m) => m.publicPaths ?? [])));
   // One router holding every module's routes: a request is matched once, not once per module
   // (each module's router matched the path, read the Host header and added two middleware layers

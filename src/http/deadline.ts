@@ -1,4 +1,4 @@
-import type { Context, Middleware } from 'koa';
+import type { Context, Next } from 'koa';
 import { DomainError } from '../core/errors.js';
 import { WorkScope } from '../store/work-scope.js';
 
@@ -19,39 +19,39 @@ import { WorkScope } from '../store/work-scope.js';
  *   and that a retry with the same idempotency key tells which (a committed claim answers
  *   `in_progress`, and the operation turns `unknown` if nobody reports on its lease) — it is never
  *   reported as not done.
+ *
+ * `next` is the rest of the request's work; admission.ts runs it this way, in its one layer.
  */
-export function deadlineMiddleware(deadlineMs: number): Middleware {
-  return async (ctx, next) => {
-    const scope = new WorkScope();
-    ctx.state.workScope = scope;
-    const onClose = () => {
-      if (!ctx.res.writableFinished) scope.abandon('client_gone');
-    };
-    ctx.res.once('close', onClose);
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<'deadline'>((resolve) => {
-      timer = setTimeout(() => resolve('deadline'), deadlineMs);
-    });
-    const work = next();
-    // The work may fail after the deadline answered; that failure has no one left to tell. The
-    // shedding in front holds the request's slot until the work really ends.
-    ctx.state.workSettled = work.then(() => undefined, () => undefined);
-    try {
-      const first = await Promise.race([work.then(() => 'done' as const), expired]);
-      if (first === 'done') return;
-      const { mayHaveWritten, storeBusy } = scope.abandon('deadline');
-      const seconds = Math.round(deadlineMs / 100) / 10;
-      const outcome = mayHaveWritten
-        ? 'it may still have taken effect: retry with the same idempotency key to learn its outcome'
-        : 'nothing of it was written: retry later';
-      throw new DomainError(storeBusy ? 'store_unavailable' : 'overloaded',
-        `the request did not finish within the ${seconds} s deadline (${storeBusy ? 'the store did not answer in time' : 'the service is too busy'}); ${outcome}`,
-        {}, { cause: 'deadline' });
-    } finally {
-      clearTimeout(timer);
-      ctx.res.off('close', onClose);
-    }
+export async function runWithDeadline(ctx: Context, next: Next, deadlineMs: number): Promise<void> {
+  const scope = new WorkScope();
+  ctx.state.workScope = scope;
+  const onClose = () => {
+    if (!ctx.res.writableFinished) scope.abandon('client_gone');
   };
+  ctx.res.once('close', onClose);
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<'deadline'>((resolve) => {
+    timer = setTimeout(() => resolve('deadline'), deadlineMs);
+  });
+  const work = next();
+  // The work may fail after the deadline answered; that failure has no one left to tell. The
+  // request's slot in flight (admission.ts) is held until the work really ends.
+  ctx.state.workSettled = work.then(() => undefined, () => undefined);
+  try {
+    const first = await Promise.race([work.then(() => 'done' as const), expired]);
+    if (first === 'done') return;
+    const { mayHaveWritten, storeBusy } = scope.abandon('deadline');
+    const seconds = Math.round(deadlineMs / 100) / 10;
+    const outcome = mayHaveWritten
+      ? 'it may still have taken effect: retry with the same idempotency key to learn its outcome'
+      : 'nothing of it was written: retry later';
+    throw new DomainError(storeBusy ? 'store_unavailable' : 'overloaded',
+      `the request did not finish within the ${seconds} s deadline (${storeBusy ? 'the store did not answer in time' : 'the service is too busy'}); ${outcome}`,
+      {}, { cause: 'deadline' });
+  } finally {
+    clearTimeout(timer);
+    ctx.res.off('close', onClose);
+  }
 }
 
 /** The request's WorkScope, for every unit of work its handler hands the store. */

@@ -5,17 +5,22 @@ import { WorkAbandonedError, type WorkScope } from '../store/work-scope.js';
 import { RateLimitedLog } from '../core/rate-limited-log.js';
 import { DomainError, InvariantError } from '../core/errors.js';
 import { httpErrorOf, INTERNAL_ERROR, RETRY_AFTER_SECONDS } from './error-status.js';
-
+import type { Metrics } from '../metrics/metrics.js';
 
 /**
  * First in the chain: a DomainError becomes the contract's JSON with the status its code maps to.
  * Anything else — a broken invariant, a bug — is logged once with its cause and answered
- * 500 `internal` with nothing of the message, stack or SQL.
+ * 500 `internal` with nothing of the message, stack or SQL. Then, with the status that answer
+ * chose, the request's latency is recorded by route template (so ids never become labels).
+ *
+ * The two share this one layer because each Koa middleware layer costs ~3 µs of a replay's
+ * ~150 µs of CPU, with or without work of its own (BENCHMARKS.md, ninth session).
  */
-export function errorMiddleware(logger: Logger): Middleware {
+export function errorMiddleware(logger: Logger, metrics: Metrics): Middleware {
   // Outage answers are logged one line per code per few seconds with a count, never a stack per request.
   const outages = new RateLimitedLog((code, count, message) => logger.warn({ code, count }, `answering 503 ${code}: ${message}`));
   return async (ctx, next) => {
+    const began = performance.now();
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) {
@@ -25,24 +30,31 @@ export function errorMiddleware(logger: Logger): Middleware {
         throw new DomainError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}`);
       }
     } catch (error) {
-      if (clientGone(ctx, error)) {
-        // Nobody is left to answer, and nothing is wrong with the service: no stack, no error line.
-        logger.debug({ method: ctx.method, path: ctx.path }, 'client went away before the answer');
-        ctx.status = 499;
-        return;
-      }
-      const known = asDomainError(error);
-      if (!known) {
-        const kind = error instanceof InvariantError ? 'invariant broken' : 'unexpected error';
-        logger.error({ err: error, method: ctx.method, path: ctx.path }, kind);
-        writeError(ctx, INTERNAL_ERROR.status, INTERNAL_ERROR.code, INTERNAL_ERROR.message, {});
-        return;
-      }
-      const { status, code } = httpErrorOf(known);
-      if (status === 503) outages.note(code, known.message);
-      writeError(ctx, status, code, known.message, known.details);
+      answerError(ctx, error, logger, outages);
+    } finally {
+      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      metrics.requestSeconds.observe({ method: ctx.method, route, status: String(ctx.status) }, (performance.now() - began) / 1000);
     }
   };
+}
+
+function answerError(ctx: Context, error: unknown, logger: Logger, outages: RateLimitedLog): void {
+  if (clientGone(ctx, error)) {
+    // Nobody is left to answer, and nothing is wrong with the service: no stack, no error line.
+    logger.debug({ method: ctx.method, path: ctx.path }, 'client went away before the answer');
+    ctx.status = 499;
+    return;
+  }
+  const known = asDomainError(error);
+  if (!known) {
+    const kind = error instanceof InvariantError ? 'invariant broken' : 'unexpected error';
+    logger.error({ err: error, method: ctx.method, path: ctx.path }, kind);
+    writeError(ctx, INTERNAL_ERROR.status, INTERNAL_ERROR.code, INTERNAL_ERROR.message, {});
+    return;
+  }
+  const { status, code } = httpErrorOf(known);
+  if (status === 503) outages.note(code, known.message);
+  writeError(ctx, status, code, known.message, known.details);
 }
 
 function writeError(ctx: Context, status: number, code: string, message: string, details: Readonly<Record<string, unknown>>): void {

@@ -1,4 +1,4 @@
-import type { Context, Middleware } from 'koa';
+import type { Context } from 'koa';
 import { hash } from 'node:crypto';
 import { DomainError } from '../core/errors.js';
 
@@ -17,35 +17,33 @@ export interface InFlightLimits {
  *
  * A client is its API key (hashed, not checked: checking costs a lookup, and a forged key only
  * buys the forger a share of its own) or, without one, its address (the sign-in form's callers).
+ * Admission (admission.ts) takes a slot for each request before anything else is done for it.
  */
-export function loadSheddingMiddleware(limits: InFlightLimits): Middleware {
-  let inFlight = 0;
-  const perClient = new Map<string, number>();
-  return async (ctx, next) => {
+export class InFlightSlots {
+  private inFlight = 0;
+  private readonly perClient = new Map<string, number>();
+
+  constructor(private readonly limits: InFlightLimits) {}
+
+  /** A slot for the request, or `overloaded`; the function returned gives it back (once). */
+  admit(ctx: Context): () => void {
+    const { limits, perClient } = this;
     const client = clientKey(ctx);
     const mine = perClient.get(client) ?? 0;
-    if (inFlight >= limits.maxInFlight || mine >= limits.maxInFlightPerClient) {
-      throw new DomainError('overloaded', inFlight >= limits.maxInFlight
+    if (this.inFlight >= limits.maxInFlight || mine >= limits.maxInFlightPerClient) {
+      throw new DomainError('overloaded', this.inFlight >= limits.maxInFlight
         ? 'the service is at its bound on work in flight; retry after the Retry-After delay'
         : 'this client is at its bound on requests in flight; wait for answers before sending more');
     }
-    inFlight++;
+    this.inFlight++;
     perClient.set(client, mine + 1);
-    const release = () => {
-      inFlight--;
+    return () => {
+      this.inFlight--;
       const left = (perClient.get(client) ?? 1) - 1;
       if (left <= 0) perClient.delete(client);
       else perClient.set(client, left);
     };
-    try {
-      await next();
-    } finally {
-      // Answered at its deadline, a request may still be working: its slot is free when the work is.
-      const settled = ctx.state.workSettled as Promise<void> | undefined;
-      if (settled) void settled.then(release);
-      else release();
-    }
-  };
+  }
 }
 
 function clientKey(ctx: Context): string {
