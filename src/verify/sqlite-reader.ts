@@ -11,7 +11,7 @@ import { VerifyInputError, ioErrorCode } from './errors.js';
 import { EVENT_COLUMNS } from './columns.js';
 import { withCosignatureLines } from './cosignature-lines.js';
 import type { VerificationRun } from './run.js';
-import { type ParallelSettings, verifySlices } from './sqlite-slices.js';
+import { type ParallelSettings, SliceWorkers, verifySlices } from './sqlite-slices.js';
 
 /**
  * The distinct account_id values of events: the values `SELECT account_id FROM events GROUP BY
@@ -29,17 +29,32 @@ const EVENT_ACCOUNTS = `WITH RECURSIVE present(id) AS (
 ) SELECT id FROM present WHERE id IS NOT NULL
 UNION SELECT NULL WHERE EXISTS (SELECT 1 FROM events WHERE account_id IS NULL)`;
 
+/** The largest chain head's size, only to decide whether to start slice workers early: null when the file says nothing usable. */
+function longestChain(db: BetterSqlite3.Database): unknown {
+  try {
+    return db.prepare('SELECT MAX(size) FROM chains').pluck().get();
+  } catch {
+    return null; // no chains table, no size column: nothing is started early
+  }
+}
+
 export class SqliteLedgerReader {
   readonly ledgerId: string | null;
   readonly #db: BetterSqlite3.Database;
   readonly #file: string;
   readonly #settings: ParallelSettings;
+  /** Started at open for the first account checked in slices (SliceWorkers); null once taken, or when none is long enough. */
+  #early: SliceWorkers | null;
 
-  private constructor(db: BetterSqlite3.Database, file: string, ledgerId: string | null, settings: ParallelSettings) {
+  private constructor(db: BetterSqlite3.Database, file: string, ledgerId: string | null, settings: ParallelSettings, longestChain: unknown) {
     this.#db = db;
     this.#file = file;
     this.ledgerId = ledgerId;
     this.#settings = settings;
+    // The chain heads say whether an account is long enough: a wrong head only starts them for nothing, or late.
+    this.#early = settings.threads >= 2 && typeof longestChain === 'number' && longestChain >= settings.minEvents
+      ? SliceWorkers.start(file, settings.threads - 1)
+      : null;
   }
 
   static open(file: string, settings: ParallelSettings): SqliteLedgerReader {
@@ -57,7 +72,7 @@ export class SqliteLedgerReader {
         if (!tables.has(table)) throw new VerifyInputError(`${file} is not a Gatehouse database (no ${table} table)`);
       }
       const row = db.prepare("SELECT value FROM meta WHERE key = 'ledger_id'").get() as { value: string } | undefined;
-      return new SqliteLedgerReader(db, file, typeof row?.value === 'string' ? row.value : null, settings);
+      return new SqliteLedgerReader(db, file, typeof row?.value === 'string' ? row.value : null, settings, longestChain(db));
     } catch (error) {
       db.close();
       if (error instanceof VerifyInputError) throw error;
@@ -103,12 +118,20 @@ export class SqliteLedgerReader {
       maxSeq >= this.#settings.minEvents && run.acceptsCheckedSubtrees
     ) {
       const dataKey = unwrapForFastPath(run.masterKey, accountId, key?.[0]);
-      const result = await verifySlices({ file: this.#file, db: this.#db, run, accountId, maxSeq, dataKey, settings: this.#settings });
-      if (result.done) {
-        run.endAccount();
-        return;
+      const workers = this.#early ?? SliceWorkers.start(this.#file, this.#settings.threads - 1);
+      this.#early = null;
+      if (workers !== null) {
+        try {
+          const result = await verifySlices({ workers, db: this.#db, run, accountId, maxSeq, dataKey, settings: this.#settings });
+          if (result.done) {
+            run.endAccount();
+            return;
+          }
+          after = result.after;
+        } finally {
+          await workers.terminate();
+        }
       }
-      after = result.after;
     }
     // The reference path: every row in seq order (or those after the last one the slices gave).
     // After the slices: from `seq >= after`, less the one row with seq `after` they took, so
@@ -128,7 +151,9 @@ export class SqliteLedgerReader {
     run.endAccount();
   }
 
-  close(): void {
+  async close(): Promise<void> {
+    await this.#early?.terminate();
+    this.#early = null;
     this.#db.close();
   }
 }

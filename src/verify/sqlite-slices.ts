@@ -72,6 +72,41 @@ function startWorker(file: string): Worker {
 }
 
 /**
+ * Worker threads for the slices, started as soon as the file is open (sqlite-reader.ts), when its
+ * largest chain is long enough for slices: a worker's start-up (a V8 isolate, its modules, the
+ * file opened: ~0.15 s) then overlaps this thread's own (libsodium, the keys, every checkpoint's
+ * signature: ~0.2 s on a 1M-event log) instead of following it. Until verifySlices gives them
+ * work, a worker that fails is only noted (`failed`), never an unhandled 'error'.
+ */
+export class SliceWorkers {
+  failed = false;
+
+  private constructor(readonly workers: Worker[]) {
+    for (const worker of workers) {
+      // Kept to the end ('on', not 'once'): an 'error' with no listener would throw in this thread.
+      worker.on('error', () => (this.failed = true));
+      worker.on('exit', () => (this.failed = true));
+    }
+  }
+
+  /** `count` workers on `file`, or null when one cannot start (thread limits; from src/, tsx not resolvable): the reference path then does it all. */
+  static start(file: string, count: number): SliceWorkers | null {
+    const workers: Worker[] = [];
+    try {
+      for (let w = 0; w < count; w++) workers.push(startWorker(file));
+    } catch {
+      for (const worker of workers) void worker.terminate();
+      return null;
+    }
+    return new SliceWorkers(workers);
+  }
+
+  async terminate(): Promise<void> {
+    await Promise.all(this.workers.map((worker) => worker.terminate()));
+  }
+}
+
+/**
  * The 'alternate' schedule's slice bounds: contiguous, covering seq 1..maxSeq and whatever sorts outside it (the
  * first has no lower bound, the last no upper one), slice i this thread's when i % threads is
  * 0. This thread's slices are `mainShare` the size of a worker's, since it also takes the
@@ -143,7 +178,8 @@ type Outcome = { done: true } | { done: false; after: number | null };
  * path (`after: null`: from the first row).
  */
 export async function verifySlices(options: {
-  file: string;
+  /** Started for these slices (SliceWorkers.start); their owner terminates them. */
+  workers: SliceWorkers;
   /** This thread's read-only connection to the same file. */
   db: BetterSqlite3.Database;
   run: VerificationRun;
@@ -153,7 +189,9 @@ export async function verifySlices(options: {
   dataKey: Uint8Array | null;
   settings: ParallelSettings;
 }): Promise<Outcome> {
-  const { file, db, run, accountId, maxSeq, dataKey, settings } = options;
+  const { db, run, accountId, maxSeq, dataKey, settings } = options;
+  // A worker that failed while this thread checked the keys and checkpoints: the reference path does it all.
+  if (options.workers.failed) return { done: false, after: null };
   const threads = Math.max(settings.threads, 2);
   const waiting = run.waitingSizes();
   // Shrinking slices when any thread may take any slice; this thread's smaller when it has its own.
@@ -167,17 +205,9 @@ export async function verifySlices(options: {
   const state = slices.map(() => ({ batches: [] as SliceBatch[], ended: false, stopped: false }));
   let wake: (() => void) | null = null;
   const stop = () => Atomics.store(counter, 0, STOPPED);
-  const workers: Worker[] = [];
-  for (let w = 0; w < Math.min(threads - 1, slices.length - 1); w++) {
-    let worker: Worker;
-    try {
-      worker = startWorker(file);
-    } catch {
-      // No worker (thread limits; from src/, tsx not resolvable): the reference path does it all.
-      await Promise.all(workers.map((x) => x.terminate()));
-      return { done: false, after: null };
-    }
-    workers.push(worker);
+  // A worker per slice past this thread's first at most; one with no slice to take stays idle until terminated.
+  const workers = options.workers.workers.slice(0, Math.min(threads - 1, slices.length - 1));
+  for (const [w, worker] of workers.entries()) {
     worker.on('message', (m: SliceBatch | SliceEnd) => {
       const st = state[m.id]!;
       if (st.ended) return;
@@ -273,7 +303,7 @@ export async function verifySlices(options: {
   try {
     return await outcome();
   } finally {
+    // Their owner ends them next: that exit is no failure.
     for (const w of workers) w.removeAllListeners('exit');
-    await Promise.all(workers.map((w) => w.terminate()));
   }
 }

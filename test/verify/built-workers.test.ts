@@ -19,7 +19,7 @@ const SCRIPT = `
 import { createRequire } from 'node:module';
 const [root, file, dataDir, account] = process.argv.slice(2);
 const dist = (m) => import(root + '/dist/src/verify/' + m + '.js');
-const [{ SqliteLedgerReader }, { VerificationRun }, { verifySlices }, { keysFromDataDir }] = await Promise.all([
+const [{ SqliteLedgerReader }, { VerificationRun }, { SliceWorkers, verifySlices }, { keysFromDataDir }] = await Promise.all([
   dist('sqlite-reader'), dist('run'), dist('sqlite-slices'), dist('trust'),
 ]);
 const BetterSqlite3 = createRequire(root + '/package.json')('better-sqlite3');
@@ -29,10 +29,12 @@ const reader = SqliteLedgerReader.open(file, settings);
 const run = new VerificationRun({ trustedKeys: keysFromDataDir(dataDir, reader.ledgerId), ledgerId: reader.ledgerId, given: [] });
 run.beginAccount({ accountId: account, checkpoints: [] });
 const own = new BetterSqlite3(file, { readonly: true });
-const outcome = await verifySlices({ file, db: own, run, accountId: account, maxSeq: 30, dataKey: null, settings });
+const workers = SliceWorkers.start(file, settings.threads - 1);
+const outcome = await verifySlices({ workers, db: own, run, accountId: account, maxSeq: 30, dataKey: null, settings });
+await workers.terminate();
 run.finish();
 own.close();
-reader.close();
+await reader.close();
 console.log(JSON.stringify(outcome));
 `;
 

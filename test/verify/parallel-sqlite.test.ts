@@ -10,7 +10,7 @@ import type { VerifierCheckpoint } from '../../src/core/checkpoint-trust.js';
 import { readKeyFile } from '../../src/verify/key-file.js';
 import { VerificationRun } from '../../src/verify/run.js';
 import { SqliteLedgerReader } from '../../src/verify/sqlite-reader.js';
-import { sliceBounds, verifySlices } from '../../src/verify/sqlite-slices.js';
+import { SliceWorkers, sliceBounds, verifySlices } from '../../src/verify/sqlite-slices.js';
 import { EVENT_COLUMNS_HEX_PAYLOAD, EVENT_COLUMNS_OF_ACCOUNT, SLICE_ACCOUNT } from '../../src/verify/columns.js';
 import { keysFromDataDir } from '../../src/verify/trust.js';
 import { PAGE_ROWS } from '../../src/config/verify-tuning.js';
@@ -113,12 +113,14 @@ test('the slices run on worker threads under ava: an intact ledger is taken whol
     const run = new VerificationRun({ trustedKeys: keysFromDataDir(dataDir, reader.ledgerId), ledgerId: reader.ledgerId, given: [] });
     run.beginAccount({ accountId: ACCOUNT, checkpoints: [] });
     const own = new BetterSqlite3(db, { readonly: true });
+    const workers = SliceWorkers.start(db, settings.threads - 1)!;
     try {
-      return await verifySlices({ file: db, db: own, run, accountId: ACCOUNT, maxSeq: EVENTS, dataKey, settings });
+      return await verifySlices({ workers, db: own, run, accountId: ACCOUNT, maxSeq: EVENTS, dataKey, settings });
     } finally {
+      await workers.terminate();
       run.finish();
       own.close();
-      reader.close();
+      await reader.close();
     }
   };
   t.deepEqual(await slices(), { done: true });
@@ -134,6 +136,27 @@ test('the slices run on worker threads under ava: an intact ledger is taken whol
   t.deepEqual(await slices(), { done: false, after: 20 });
   tamperSqlite(db, (d) => flipPayload(d, 15)); // in a slice this thread checks: handed over after 14 too
   t.deepEqual(await slices(), { done: false, after: 14 });
+});
+
+test('a worker started early that fails before it is given slices (its file gone) hands everything to the reference path', async (t) => {
+  const { db, dataDir } = await copyOf(t);
+  const settings = { threads: 2, minEvents: 2, sliceEvents: 6, mainShare: 1, pageRows: 4, schedule: 'shared' as const };
+  const reader = SqliteLedgerReader.open(db, settings);
+  const run = new VerificationRun({ trustedKeys: keysFromDataDir(dataDir, reader.ledgerId), ledgerId: reader.ledgerId, given: [] });
+  run.beginAccount({ accountId: ACCOUNT, checkpoints: [] });
+  const own = new BetterSqlite3(db, { readonly: true });
+  const workers = SliceWorkers.start(path.join(path.dirname(db), 'no-such.db'), 1)!;
+  try {
+    // Its 'error' (the file cannot be opened) arrives while nobody has given it work: noted, not thrown.
+    await new Promise((resolve) => workers.workers[0]!.once('exit', resolve));
+    t.true(workers.failed);
+    t.deepEqual(await verifySlices({ workers, db: own, run, accountId: ACCOUNT, maxSeq: EVENTS, dataKey: null, settings }), { done: false, after: null });
+  } finally {
+    await workers.terminate();
+    run.finish();
+    own.close();
+    await reader.close();
+  }
 });
 
 test('intact, with and without --master-key: the same report on both paths', async (t) => {
@@ -349,17 +372,19 @@ test('workers hash the Merkle subtrees of their slices: checkpoints inside worke
     const settings = { threads, minEvents: 2, sliceEvents: 6, mainShare: 1, pageRows: PAGE_ROWS, schedule: 'alternate' as const };
     const reader = SqliteLedgerReader.open(file, settings);
     const own = new BetterSqlite3(file, { readonly: true });
+    const workers = SliceWorkers.start(file, threads - 1)!;
     try {
       const run = new VerificationRun({ trustedKeys: keysFromDataDir(dataDir, reader.ledgerId), ledgerId: reader.ledgerId, given: [] });
       const checkpoints = own.prepare('SELECT tree_size, root_hash, note FROM checkpoints WHERE account_id = ? ORDER BY tree_size').all(ACCOUNT) as VerifierCheckpoint[];
       t.deepEqual(checkpoints.map((c) => c.tree_size), [9, 21, 37]);
       run.beginAccount({ accountId: ACCOUNT, checkpoints });
       t.deepEqual(run.waitingSizes(), [9, 21, 37]);
-      const outcome = await verifySlices({ file, db: own, run, accountId: ACCOUNT, maxSeq: 37, dataKey: null, settings });
+      const outcome = await verifySlices({ workers, db: own, run, accountId: ACCOUNT, maxSeq: 37, dataKey: null, settings });
       return { outcome, verdict: run.finish()[0]! };
     } finally {
+      await workers.terminate();
       own.close();
-      reader.close();
+      await reader.close();
     }
   };
   for (const threads of [2, 3]) {
