@@ -23,12 +23,6 @@ export function admissionMiddleware(limits: AdmissionLimits): Middleware {
   return async (ctx, next) => {
     const release = slots.admit(ctx);
     ctx.state.maxBodyBytes = limits.maxBodyBytes;
-    try {
-      await runWithDeadline(ctx, next, limits.deadlineMs);
-    } finally {
-      const settled = ctx.state.workSettled as Promise<void> | undefined;
-      if (settled) void settled.then(release);
-      else release();
-    }
+    await runWithDeadline(ctx, next, limits.deadlineMs, release);
   };
 }

@@ -21,8 +21,9 @@ import { WorkScope } from '../store/work-scope.js';
  *   reported as not done.
  *
  * `next` is the rest of the request's work; admission.ts runs it this way, in its one layer.
+ * `onWorkEnded` is called once that work really ends, which may be after the deadline answered.
  */
-export async function runWithDeadline(ctx: Context, next: Next, deadlineMs: number): Promise<void> {
+export async function runWithDeadline(ctx: Context, next: Next, deadlineMs: number, onWorkEnded: () => void): Promise<void> {
   const scope = new WorkScope();
   ctx.state.workScope = scope;
   const onClose = () => {
@@ -36,7 +37,7 @@ export async function runWithDeadline(ctx: Context, next: Next, deadlineMs: numb
   const work = next();
   // The work may fail after the deadline answered; that failure has no one left to tell. The
   // request's slot in flight (admission.ts) is held until the work really ends.
-  ctx.state.workSettled = work.then(() => undefined, () => undefined);
+  void work.then(onWorkEnded, onWorkEnded);
   try {
     const first = await Promise.race([work.then(() => 'done' as const), expired]);
     if (first === 'done') return;
