@@ -34,8 +34,9 @@ export const PAGE_ROWS = 256;
  * 32,768 events taken by whichever thread is free ('shared': no thread waits for another's
  * share while there is work left; BENCHMARKS.md, eighth session), the last ones smaller
  * (down to 2,048: sqlite-slices.ts guidedSliceBounds), so the thread that takes the last one
- * keeps the others waiting ~20 ms, not up to a whole slice's ~0.3 s (ninth session). With 'alternate' this thread's slices are 0.85 the size of a
- * worker's (it also starts up, takes the workers' batches and merges their Merkle subtrees:
+ * keeps the others waiting ~20 ms, not up to a whole slice's ~0.3 s (ninth session). With
+ * 'alternate' this thread's slices are 0.85 the size of a worker's (it also starts up, takes
+ * the workers' batches and merges their Merkle subtrees:
  * per-thread CPU came out even with 0.85, main 4.82 / 4.73 s against the worker's 5.02 / 4.72;
  * with equal slices 4.55 / 4.56 against 3.93 / 3.98).
  * GATEHOUSE_VERIFY_THREADS (0 or 1: single thread), GATEHOUSE_VERIFY_PARALLEL_MIN,

@@ -46,13 +46,14 @@ export class SqliteLedgerReader {
   /** Started at open for the first account checked in slices (SliceWorkers); null once taken, or when none is long enough. */
   #early: SliceWorkers | null;
 
-  private constructor(db: BetterSqlite3.Database, file: string, ledgerId: string | null, settings: ParallelSettings, longestChain: unknown) {
+  private constructor(db: BetterSqlite3.Database, file: string, ledgerId: string | null, settings: ParallelSettings) {
     this.#db = db;
     this.#file = file;
     this.ledgerId = ledgerId;
     this.#settings = settings;
     // The chain heads say whether an account is long enough: a wrong head only starts them for nothing, or late.
-    this.#early = settings.threads >= 2 && typeof longestChain === 'number' && longestChain >= settings.minEvents
+    const longest = longestChain(db);
+    this.#early = settings.threads >= 2 && typeof longest === 'number' && longest >= settings.minEvents
       ? SliceWorkers.start(file, settings.threads - 1)
       : null;
   }
@@ -72,7 +73,7 @@ export class SqliteLedgerReader {
         if (!tables.has(table)) throw new VerifyInputError(`${file} is not a Gatehouse database (no ${table} table)`);
       }
       const row = db.prepare("SELECT value FROM meta WHERE key = 'ledger_id'").get() as { value: string } | undefined;
-      return new SqliteLedgerReader(db, file, typeof row?.value === 'string' ? row.value : null, settings, longestChain(db));
+      return new SqliteLedgerReader(db, file, typeof row?.value === 'string' ? row.value : null, settings);
     } catch (error) {
       db.close();
       if (error instanceof VerifyInputError) throw error;

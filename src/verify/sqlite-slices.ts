@@ -201,7 +201,7 @@ export async function verifySlices(options: {
   }));
   const taken = new SharedArrayBuffer(4);
   const counter = new Int32Array(taken);
-  /** Per slice: batches not yet taken, whether it ended (and stopped early), and who wakes this thread. */
+  /** Per slice: batches not yet taken, and whether it ended (and stopped early). `wake` wakes this thread. */
   const state = slices.map(() => ({ batches: [] as SliceBatch[], ended: false, stopped: false }));
   let wake: (() => void) | null = null;
   const stop = () => Atomics.store(counter, 0, STOPPED);
