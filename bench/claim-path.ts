@@ -23,7 +23,7 @@ import pg from 'pg';
 import type { Principal } from '../src/principals/roles.js';
 import type { StoreLocation } from '../src/store/open-store.js';
 import { startTestApp, type TestApp } from '../test/helpers/app.js';
-import { openLeanClaims, type LeanVariant } from './lean-claims.js';
+import { openLeanClaims, type LeanClaims, type LeanVariant } from './lean-claims.js';
 
 export interface PathCost {
   count: number;
@@ -46,6 +46,9 @@ export interface ClaimPathResult {
   lean_without_fsync?: PathCost;
   sent?: PathCost;
   completed?: PathCost;
+  /** The lean claim's `sent` and `completed` reports (SQLite): the floor of the reports' CPU. */
+  lean_sent?: PathCost;
+  lean_completed?: PathCost;
   replays?: PathCost;
   /** The lean replay (SQLite): the floor of replays' CPU. */
   lean_replays?: PathCost;
@@ -97,6 +100,11 @@ export async function benchClaimPath(options: ClaimPathOptions = {}): Promise<Cl
       const leases = await paths.claims(count, 'report');
       result.sent = await measured('sent', () => paths.report(leases, 'sent'));
       result.completed = await measured('completed', () => paths.report(leases, 'completed'));
+      if (!options.postgres) {
+        const lean = await leanReportCosts(count, options.inFlight ?? 50, measured);
+        result.lean_sent = lean.sent;
+        result.lean_completed = lean.completed;
+      }
     }
     if (wanted('replays')) {
       // A few finished operations, each replayed many times: as the HTTP bench's single key, but spread.
@@ -158,8 +166,9 @@ async function leanReplays(count: number, inFlight: number, measured: (run: () =
   const lean = await openLeanClaims();
   try {
     const keys = Array.from({ length: 100 }, (_, i) => `replay-${i}`);
-    await inTurns(keys.length, inFlight, (i) => lean.claim(keys[i]!, ClaimPaths.bodyFor(keys[i]!)));
-    await inTurns(keys.length, inFlight, (i) => lean.complete(keys[i]!, { status: 201, body: { ticket: keys[i]! } }));
+    const leases = await leanLeases(lean, keys, inFlight);
+    await leanReports(lean, leases, 'sent', inFlight);
+    await leanReports(lean, leases, 'completed', inFlight);
     const replays = (n: number) => inTurns(n, inFlight, async (i) => {
       const key = keys[i % keys.length]!;
       const answer = await lean.replay(key, ClaimPaths.bodyFor(key)) as { outcome: string; response: { status: number } };
@@ -167,6 +176,39 @@ async function leanReplays(count: number, inFlight: number, measured: (run: () =
     });
     await replays(500);
     return await measured(() => replays(count));
+  } finally {
+    lean.close();
+  }
+}
+
+/** The lean claim's reports, as `ClaimPaths.report`, and its claims that take the leases they need. */
+async function leanLeases(lean: LeanClaims, keys: string[], inFlight: number): Promise<Claimed[]> {
+  const leases: Claimed[] = [];
+  await inTurns(keys.length, inFlight, async (i) => {
+    const answer = await lean.claim(keys[i]!, ClaimPaths.bodyFor(keys[i]!)) as { operation: { id: string }; lease: { token: string } };
+    leases.push({ key: keys[i]!, id: answer.operation.id, token: answer.lease.token });
+  });
+  return leases;
+}
+
+function leanReports(lean: LeanClaims, leases: Claimed[], type: 'sent' | 'completed', inFlight: number): Promise<void> {
+  return inTurns(leases.length, inFlight, async (i) => {
+    const { id, token, key } = leases[i]!;
+    await lean.report(id, type === 'sent' ? { type, lease_token: token } : { type, lease_token: token, outcome: 'succeeded', response: { status: 201, body: { ticket: key } } });
+  });
+}
+
+/** The lean claim's `sent` and `completed` reports, as the product's `reports` path: the floor of a report's CPU. */
+async function leanReportCosts(count: number, inFlight: number, measured: (name: string, run: () => Promise<unknown>) => Promise<PathCost>): Promise<{ sent: PathCost; completed: PathCost }> {
+  const lean = await openLeanClaims();
+  try {
+    const warm = await leanLeases(lean, Array.from({ length: 500 }, (_, i) => `warm-report-${i}`), inFlight);
+    await leanReports(lean, warm, 'sent', inFlight);
+    await leanReports(lean, warm, 'completed', inFlight);
+    const leases = await leanLeases(lean, Array.from({ length: count }, (_, i) => `report-${i}`), inFlight);
+    const sent = await measured('lean-sent', () => leanReports(lean, leases, 'sent', inFlight));
+    const completed = await measured('lean-completed', () => leanReports(lean, leases, 'completed', inFlight));
+    return { sent, completed };
   } finally {
     lean.close();
   }

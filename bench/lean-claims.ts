@@ -11,6 +11,9 @@
 // product's load, a batch writes four chains and four ranges of every index, as the product's does
 // (bench/lean-accounts.ts: on one account the same claims cost ~15-25 % less).
 //
+// The same for a lease holder's `sent` and `completed` reports (the floor of a report, and with the
+// claim, of a claim → sent → completed cycle) and for a replay (the floor of a replay).
+//
 // Served behind Koa by bench/lean-claim.ts (the HTTP ceiling), called in-process by
 // bench/claim-path.ts (the floor of "CPU per claim without HTTP").
 import crypto from 'node:crypto';
@@ -22,7 +25,7 @@ import { canonicalBytes } from '../src/core/jcs.js';
 import { eventHash } from '../src/core/event-hash.js';
 import { EVENT_HEADER_FIELDS, EVENT_ROW_COLUMNS, GENESIS_PREV_HASH, type EventHeader } from '../src/core/event-shape.js';
 import { fingerprint } from '../src/core/fingerprint.js';
-import { sha256Hex } from '../src/core/hash.js';
+import { constantTimeEqual, sha256Hex } from '../src/core/hash.js';
 import { newId } from '../src/core/ids.js';
 import { randomBytes } from '../src/core/random.js';
 import type { JsonValue } from '../src/core/json.js';
@@ -42,10 +45,13 @@ export interface LeanClaims {
    */
   claim(key: string, body: Record<string, JsonValue>, account?: string): Promise<unknown>;
   /**
-   * Ends the claimed operation under `key` as succeeded with `response`, stored sealed in its
-   * `completed` event (the product's report path, for setting up replays; not measured).
+   * A lease holder's `sent` or `completed` report on the operation `id` of `account`: the durable
+   * work of the product's report path (operations/reports.ts) and nothing else — the row read by
+   * its id, the lease token checked against its hash, the report's digest looked up (an identical
+   * repeat answers as the first did), the event appended (`completed` seals the response into it),
+   * the row updated on its version, the report's digest stored. Answered once its batch committed.
    */
-  complete(key: string, response: JsonValue, account?: string): Promise<void>;
+  report(id: string, body: LeanReport, account?: string): Promise<unknown>;
   /**
    * A replay: the claim of `body` again under a `key` whose operation succeeded. The durable work
    * of the product's replay and nothing else: the fingerprint, the operation row read by its key,
@@ -53,10 +59,15 @@ export interface LeanClaims {
    * stored response read and opened. Answered once its batch committed.
    */
   replay(key: string, body: Record<string, JsonValue>, account?: string): Promise<unknown>;
-  /** Whether `key` names an operation this process completed: the lean server's replay routing. */
+  /** Whether `key` names an operation completed through this process: the lean server's replay routing. */
   completed(key: string, account?: string): boolean;
   close(): void;
 }
+
+/** The reports of a claim → sent → completed cycle, as the product's report route takes them. */
+export type LeanReport =
+  | { type: 'sent'; lease_token: string }
+  | { type: 'completed'; lease_token: string; outcome: 'succeeded' | 'failed'; response: { status: number; [member: string]: JsonValue } };
 
 /**
  * What the floor is made of, measured by taking parts away; neither is a product option.
@@ -96,7 +107,10 @@ export async function openLeanClaims(variant: LeanVariant = {}): Promise<LeanCla
   const insertEvent = db.prepare(`INSERT INTO events (${EVENT_ROW_COLUMNS.join(', ')}) VALUES (${EVENT_ROW_COLUMNS.map(() => '?').join(', ')})`);
   const moveHead = db.prepare('UPDATE chains SET size = ?, head_hash = ?, frontier = ? WHERE account_id = ? AND size = ?');
   const selectOperation = db.prepare('SELECT * FROM operations WHERE account_id = ? AND idempotency_key = ?');
-  const completeOperation = db.prepare("UPDATE operations SET state = 'succeeded', response_seq = ?, response_status = ?, updated_at = ?, lease_token_hash = NULL, lease_expires_at = NULL, version = version + 1 WHERE id = ?");
+  const selectOperationById = db.prepare('SELECT * FROM operations WHERE account_id = ? AND id = ?');
+  const updateOperation = db.prepare('UPDATE operations SET state = ?, response_status = ?, response_seq = ?, updated_at = ?, version = version + 1 WHERE account_id = ? AND id = ? AND version = ?');
+  const selectReport = db.prepare('SELECT digest FROM operation_reports WHERE operation_id = ? AND digest = ?');
+  const insertReport = db.prepare('INSERT INTO operation_reports (operation_id, digest, account_id, type) VALUES (?, ?, ?, ?)');
   const selectPayload = db.prepare('SELECT payload FROM events WHERE account_id = ? AND seq = ?');
   const completedKeys = new Set<string>();
   const insertChain = db.prepare('INSERT INTO chains (account_id, size, head_hash, frontier, checkpoint_size) VALUES (?, 0, ?, ?, 0)');
@@ -182,23 +196,50 @@ export async function openLeanClaims(variant: LeanVariant = {}): Promise<LeanCla
     return { seq, ts: header.ts };
   }
 
-  interface OperationRow { id: string; fingerprint: string; state: string; response_seq: number | null; response_status: number | null; agent_run_id: string | null; method: string; route: string; [column: string]: unknown }
+  interface OperationRow {
+    id: string; fingerprint: string; state: string; response_seq: number | null; response_status: number | null; agent_run_id: string | null;
+    method: string; route: string; lease_token_hash: string | null; version: number; [column: string]: unknown;
+  }
   function operationByKey(account: string, key: string): OperationRow {
     const row = selectOperation.get(account, key) as OperationRow | undefined;
     if (!row) throw Object.assign(new Error('no operation under this key'), { status: 404 });
     return row;
   }
 
-  /** Setting up a replay: the operation succeeded, its response sealed in the `completed` event. */
-  function completeOne(key: string, response: JsonValue, account: string): void {
+  /** A report's durable work, as the product's reportEvent does it for `sent` and `completed`. */
+  function reportOne(id: string, body: LeanReport, account: string): unknown {
     const now = Date.now();
-    const row = operationByKey(account, key);
-    const status = (response as { status?: number }).status ?? 200;
-    const { seq } = append(account, now, {
-      type: 'completed', operation_id: row.id, idempotency_key: key, fingerprint: row.fingerprint, agent_run_id: row.agent_run_id,
-      method: row.method, route: row.route, state: 'succeeded', response_status: status,
-    }, { outcome: 'succeeded', response });
-    completeOperation.run(seq, status, rfc3339(now), row.id);
+    const row = selectOperationById.get(account, id) as OperationRow | undefined;
+    if (!row) throw Object.assign(new Error(`no operation ${id}`), { status: 404 });
+    if (row.lease_token_hash === null || !constantTimeEqual(sha256Hex(body.lease_token), row.lease_token_hash as string)) {
+      throw Object.assign(new Error('lease lost'), { status: 409 });
+    }
+    const { lease_token: _token, ...data } = body;
+    const digest = sha256Hex(canonicalBytes(data));
+    if (selectReport.get(id, digest)) return operationJson(row);
+    const allowed = body.type === 'sent' ? row.state === 'running' : row.state === 'sent' || row.state === 'accepted';
+    if (!allowed) throw Object.assign(new Error(`a ${body.type} report is not allowed while ${row.state}`), { status: 409 });
+    const state = body.type === 'sent' ? 'sent' : body.outcome;
+    const status = body.type === 'completed' ? body.response.status : row.response_status;
+    const { seq, ts } = append(account, now, {
+      type: body.type, operation_id: id, idempotency_key: row.idempotency_key as string, fingerprint: row.fingerprint, agent_run_id: row.agent_run_id,
+      method: row.method, route: row.route, state, response_status: status,
+    }, body.type === 'completed' ? { outcome: body.outcome, response: body.response } : undefined);
+    const responseSeq = body.type === 'completed' ? seq : row.response_seq;
+    if (updateOperation.run(state, status, responseSeq, ts, account, id, row.version).changes !== 1) throw new Error(`operation ${id} changed under its report`);
+    insertReport.run(id, digest, account, body.type);
+    const answer = operationJson({ ...row, state, response_status: status, response_seq: responseSeq, updated_at: ts });
+    if (body.type === 'completed') answer.response = body.response;
+    return answer;
+  }
+
+  /** The operation's members in a report's or a replay's answer, as the product's operationJson; a terminal one's response is the caller's to add. */
+  function operationJson(row: OperationRow): Record<string, unknown> {
+    return {
+      id: row.id, account_id: row.account_id, idempotency_key: row.idempotency_key, fingerprint: row.fingerprint, method: row.method, route: row.route,
+      state: row.state, business_key: row.business_key, exclusive_scope: row.exclusive_scope, agent_run_id: row.agent_run_id,
+      provider_ref: row.provider_ref, created_at: row.created_at, updated_at: row.updated_at,
+    };
   }
 
   /** A replay's durable work, as the product's answerExisting does it for a succeeded operation. */
@@ -213,11 +254,8 @@ export async function openLeanClaims(variant: LeanVariant = {}): Promise<LeanCla
     });
     const sealed = (selectPayload.get(account, row.response_seq) as { payload: Buffer }).payload;
     const stored = JSON.parse(Buffer.from(openPayload(sodium, chainOf(account).dataKey, account, row.response_seq, sealed)).toString('utf8')) as { response: JsonValue };
-    const operation = {
-      id: row.id, account_id: account, idempotency_key: key, fingerprint: row.fingerprint, method: row.method, route: row.route, state: row.state,
-      business_key: row.business_key, exclusive_scope: row.exclusive_scope, agent_run_id: row.agent_run_id, provider_ref: row.provider_ref,
-      created_at: row.created_at, updated_at: row.updated_at, response: stored.response,
-    };
+    const operation = operationJson(row);
+    operation.response = stored.response;
     return { outcome: 'replayed', execute: false, operation, response: stored.response };
   }
 
@@ -250,9 +288,10 @@ export async function openLeanClaims(variant: LeanVariant = {}): Promise<LeanCla
 
   return {
     claim,
-    complete: async (key, response, account = 'acme') => {
-      await enqueue(() => completeOne(key, response, account));
-      completedKeys.add(`${account}\0${key}`);
+    report: async (id, body, account = 'acme') => {
+      const answer = await enqueue(() => reportOne(id, body, account)) as { idempotency_key: string; state: string };
+      if (body.type === 'completed') completedKeys.add(`${account}\0${answer.idempotency_key}`);
+      return answer;
     },
     replay: (key, body, account = 'acme') => enqueue(() => replayOne(key, body, account)),
     completed: (key, account = 'acme') => completedKeys.has(`${account}\0${key}`),

@@ -65,7 +65,7 @@ export async function benchProxy(options: { seconds: number; connections?: numbe
       if (first.status !== 201) throw new Error(`proxy bench: the first write answered ${first.status}`);
       const claimBody = JSON.stringify({ method: 'POST', route: '/tickets', command: JSON.parse(TICKET) });
       const directReplayKey = `bench-direct-replay-${run}`;
-      await fullCycle(server!.url, gatewayKey!, directReplayKey, claimBody);
+      await fullCycle(server!.url, { authorization: `Bearer ${gatewayKey!}` }, directReplayKey, claimBody);
       const auth = { ...json, authorization: `Bearer ${gatewayKey}` };
 
       const measure: Record<string, () => Promise<Rate>> = {

@@ -1,14 +1,15 @@
 // The server's own CPU per request (from /proc) for durable Koa, the lean claim and the product's
-// new-key claims, the lean replay and the product's replays, measured in turns under the same load
-// (50 connections): what each answer costs the process that gives it, which the req/s of a shared
-// 2-core machine hides. Answers where the product spends beyond the floor of its design.
+// new-key claims, the lean replay and the product's replays, and per claim → sent → completed cycle
+// for the lean server and the product, measured in turns under the same load (50 connections or
+// workers): what each answer costs the process that gives it, which the req/s of a shared 2-core
+// machine hides. Answers where the product spends beyond the floor of its design.
 //
 //   npm run build && node --import=tsx bench/server-cpu.ts [--seconds 6] [--rounds 3]
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { cpuPerAnswer } from './cpu-usage.js';
-import { durableLoad, gatewayKeys, leanLoad, leanReplayTarget, load, newKeyLoad, replayTarget, startChild, withGatehouse } from './http-claims.js';
+import { cycleLoad, durableLoad, gatewayKeys, leanCycleLoad, leanLoad, leanReplayTarget, load, newKeyLoad, replayTarget, startChild, withGatehouse } from './http-claims.js';
 const BENCH = path.dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '6' }, rounds: { type: 'string', default: '3' } } });
 const seconds = Number(values.seconds);
@@ -19,16 +20,19 @@ try {
     const keys = await gatewayKeys(server!);
     const replay = await replayTarget(server!, keys[0]!);
     const leanReplay = await leanReplayTarget(lean.url);
-    const measure = async (name: string, pid: number, run: () => Promise<{ rps: number }>) => {
+    const measure = async (name: string, pid: number, run: () => Promise<{ rps: number }>, unit = 'request') => {
       const { result, server_cpu_us } = await cpuPerAnswer(pid, run, (rate) => rate.rps);
-      console.log(`${name.padEnd(12)} ${Math.round(result.rps)} req/s, server CPU ${server_cpu_us} us per request`);
+      console.log(`${name.padEnd(12)} ${Math.round(result.rps)} ${unit}s/s, server CPU ${server_cpu_us} us per ${unit}`);
     };
+    const asRate = async (cycles: Promise<{ per_sec: number }>) => ({ rps: (await cycles).per_sec });
     for (let r = 0; r < Number(values.rounds); r++) {
       await measure('durable koa', durable.pid, () => durableLoad(durable.url, 50, seconds));
       await measure('lean claim', lean.pid, () => leanLoad(lean.url, 50, seconds));
       await measure('product', server!.pid, () => newKeyLoad([server!], keys, 50, seconds));
       await measure('lean replay', lean.pid, () => load({ ...leanReplay, url: lean.url, connections: 50, seconds }));
       await measure('replays', server!.pid, () => load({ ...replay, url: server!.url, connections: 50, seconds }));
+      await measure('lean cycles', lean.pid, () => asRate(leanCycleLoad(lean.url, 50, seconds)), 'cycle');
+      await measure('cycles', server!.pid, () => asRate(cycleLoad(server!, keys, 50, seconds)), 'cycle');
     }
   });
 } finally {
