@@ -23,7 +23,7 @@ import pg from 'pg';
 import type { Principal } from '../src/principals/roles.js';
 import type { StoreLocation } from '../src/store/open-store.js';
 import { startTestApp, type TestApp } from '../test/helpers/app.js';
-import { openLeanClaims, type LeanClaims, type LeanVariant } from './lean-claims.js';
+import { openLeanClaims, type LeanClaims, type LeanReport, type LeanVariant } from './lean-claims.js';
 
 export interface PathCost {
   count: number;
@@ -166,9 +166,7 @@ async function leanReplays(count: number, inFlight: number, measured: (run: () =
   const lean = await openLeanClaims();
   try {
     const keys = Array.from({ length: 100 }, (_, i) => `replay-${i}`);
-    const leases = await leanLeases(lean, keys, inFlight);
-    await leanReports(lean, leases, 'sent', inFlight);
-    await leanReports(lean, leases, 'completed', inFlight);
+    await leanFinish(lean, await leanLeases(lean, keys, inFlight), inFlight);
     const replays = (n: number) => inTurns(n, inFlight, async (i) => {
       const key = keys[i % keys.length]!;
       const answer = await lean.replay(key, ClaimPaths.bodyFor(key)) as { outcome: string; response: { status: number } };
@@ -181,7 +179,7 @@ async function leanReplays(count: number, inFlight: number, measured: (run: () =
   }
 }
 
-/** The lean claim's reports, as `ClaimPaths.report`, and its claims that take the leases they need. */
+/** New-key claims on the lean claim, as `ClaimPaths.claims`: the leases its reports need. */
 async function leanLeases(lean: LeanClaims, keys: string[], inFlight: number): Promise<Claimed[]> {
   const leases: Claimed[] = [];
   await inTurns(keys.length, inFlight, async (i) => {
@@ -191,20 +189,32 @@ async function leanLeases(lean: LeanClaims, keys: string[], inFlight: number): P
   return leases;
 }
 
+/** The lean claim's reports, as `ClaimPaths.report`. */
 function leanReports(lean: LeanClaims, leases: Claimed[], type: 'sent' | 'completed', inFlight: number): Promise<void> {
   return inTurns(leases.length, inFlight, async (i) => {
     const { id, token, key } = leases[i]!;
-    await lean.report(id, type === 'sent' ? { type, lease_token: token } : { type, lease_token: token, outcome: 'succeeded', response: { status: 201, body: { ticket: key } } });
+    await lean.report(id, reportBody(type, token, key));
   });
+}
+
+/** `sent` then `completed` on each lease, as `ClaimPaths.finish`. */
+async function leanFinish(lean: LeanClaims, leases: Claimed[], inFlight: number): Promise<void> {
+  await leanReports(lean, leases, 'sent', inFlight);
+  await leanReports(lean, leases, 'completed', inFlight);
+}
+
+/** The report both the product's and the lean claim's paths send: `completed` answers the claim's write with 201. */
+function reportBody(type: 'sent' | 'completed', token: string, key: string): LeanReport {
+  return type === 'sent'
+    ? { type, lease_token: token }
+    : { type, lease_token: token, outcome: 'succeeded', response: { status: 201, body: { ticket: key } } };
 }
 
 /** The lean claim's `sent` and `completed` reports, as the product's `reports` path: the floor of a report's CPU. */
 async function leanReportCosts(count: number, inFlight: number, measured: (name: string, run: () => Promise<unknown>) => Promise<PathCost>): Promise<{ sent: PathCost; completed: PathCost }> {
   const lean = await openLeanClaims();
   try {
-    const warm = await leanLeases(lean, Array.from({ length: 500 }, (_, i) => `warm-report-${i}`), inFlight);
-    await leanReports(lean, warm, 'sent', inFlight);
-    await leanReports(lean, warm, 'completed', inFlight);
+    await leanFinish(lean, await leanLeases(lean, Array.from({ length: 500 }, (_, i) => `warm-report-${i}`), inFlight), inFlight);
     const leases = await leanLeases(lean, Array.from({ length: count }, (_, i) => `report-${i}`), inFlight);
     const sent = await measured('lean-sent', () => leanReports(lean, leases, 'sent', inFlight));
     const completed = await measured('lean-completed', () => leanReports(lean, leases, 'completed', inFlight));
@@ -250,10 +260,7 @@ class ClaimPaths {
   async report(leases: Claimed[], type: 'sent' | 'completed'): Promise<void> {
     await this.each(leases.length, async (i) => {
       const { id, token, key } = leases[i]!;
-      const body = type === 'sent'
-        ? { type, lease_token: token }
-        : { type, lease_token: token, outcome: 'succeeded' as const, response: { status: 201, body: { ticket: key } } };
-      await this.app.context.operations.report(this.principal, id, body);
+      await this.app.context.operations.report(this.principal, id, reportBody(type, token, key));
     });
   }
 

@@ -158,8 +158,8 @@ export async function benchHttpClaims(options: HttpClaimsOptions): Promise<HttpC
         }
       }
       const group_commit = commitStats(before, await scrapeMetrics(server!));
-      // Cycles, the product's and the lean server's, in alternating half-length slices (A B B A):
-      // workers that wait on three answers in turn are slower to settle than autocannon's load.
+      // Cycles, the product's and the lean server's, in alternating slices (A B B A) so that the
+      // host's load hits both alike; each half as long, so the four take what the product's one did.
       const halves = { product: [] as CycleRate[], lean: [] as CycleRate[] };
       for (const which of ['product', 'lean', 'lean', 'product'] as const) {
         log(`sqlite: claim → sent → completed cycles, ${which === 'product' ? 'gatehouse' : 'lean'} (${seconds / 2} s)`);
@@ -355,6 +355,11 @@ export function cycleLoad(server: BenchServer, keys: string[], workers: number, 
 /** The same cycles on the lean server (lean-claim.ts), spread over the same number of accounts: the floor of a cycle. */
 export function leanCycleLoad(leanUrl: string, workers: number, seconds: number): Promise<CycleRate> {
   return cycles(workers, seconds, (i, idem) => fullCycle(leanUrl, leanAccount(i), idem, CLAIM_BODY(i)));
+}
+
+/** A cycle rate in a Rate's shape, for code that reads `rps`: cycles/s as its rps, failed cycles as its non-2xx; a cycle has no one latency. */
+export function cyclesAsRate(cycles: CycleRate): Rate {
+  return { rps: cycles.per_sec, p50_ms: NaN, p99_ms: NaN, max_ms: NaN, max_steady_ms: NaN, non2xx: cycles.failures, errors: 0 };
 }
 
 /** Cycles of several slices of equal length: their mean rate, every failure counted. */

@@ -211,7 +211,7 @@ export async function openLeanClaims(variant: LeanVariant = {}): Promise<LeanCla
     const now = Date.now();
     const row = selectOperationById.get(account, id) as OperationRow | undefined;
     if (!row) throw Object.assign(new Error(`no operation ${id}`), { status: 404 });
-    if (row.lease_token_hash === null || !constantTimeEqual(sha256Hex(body.lease_token), row.lease_token_hash as string)) {
+    if (row.lease_token_hash === null || !constantTimeEqual(sha256Hex(body.lease_token), row.lease_token_hash)) {
       throw Object.assign(new Error('lease lost'), { status: 409 });
     }
     const { lease_token: _token, ...data } = body;

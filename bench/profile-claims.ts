@@ -1,15 +1,16 @@
 // A CPU profile of `gatehouse serve` (SQLite) under the new-key claim (or replay) load, summarised
 // by self time per area of the code and per function (profile-summary.ts): where a claim's
 // microseconds go over HTTP; `--load cycles`, claim → sent → completed cycles (50 workers). With
-// `--server lean`, the same load on the lean claim / lean replay / lean cycle (bench/lean-claim.ts), the floor: the two summaries side by side say what the product adds. The
-// profile covers the whole process life (start-up is a few per cent of a 10-s run).
+// `--server lean`, the same load on the lean claim / lean replay / lean cycle (bench/lean-claim.ts),
+// the floor: the two summaries side by side say what the product adds. The profile covers the
+// whole process life (start-up is a few per cent of a 10-s run).
 //
 //   npm run build && node --import=tsx bench/profile-claims.ts [--seconds 10] [--top 40] [--load new-key|replays|cycles] [--server product|lean]
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { cycleLoad, gatewayKeys, leanCycleLoad, leanLoad, leanReplayTarget, load, newKeyLoad, replayTarget, startChild, withGatehouse, type Rate } from './http-claims.js';
+import { cycleLoad, cyclesAsRate, gatewayKeys, leanCycleLoad, leanLoad, leanReplayTarget, load, newKeyLoad, replayTarget, startChild, withGatehouse, type Rate } from './http-claims.js';
 import { summariseProfile, type CpuProfile } from './profile-summary.js';
 
 const BENCH = path.dirname(fileURLToPath(import.meta.url));
@@ -31,7 +32,7 @@ const rate = values.server === 'lean' ? await profileLean() : await withGatehous
     const replay = await replayTarget(server!, keys[0]!);
     return load({ ...replay, url: server!.url, connections: 50, seconds });
   }
-  if (values.load === 'cycles') return asRate(await cycleLoad(server!, keys, 50, seconds));
+  if (values.load === 'cycles') return cyclesAsRate(await cycleLoad(server!, keys, 50, seconds));
   return newKeyLoad([server!], keys, 50, seconds);
 });
 console.log(values.load === 'cycles' ? `${values.server} cycles: ${rate.rps} cycles/s` : `${values.server} ${values.load}: ${rate.rps} req/s, p99 ${rate.p99_ms} ms`);
@@ -41,18 +42,13 @@ for (const file of profiles.filter((f) => fs.statSync(f).mtimeMs >= started)) {
   console.log(`${file}\nby area:\n${areas}\n\nby function:\n${functions}`);
 }
 
-/** A cycle rate in a Rate's shape: cycles/s as its rps; a cycle has no one latency. */
-function asRate(cycles: { per_sec: number }): Rate {
-  return { rps: cycles.per_sec, p50_ms: NaN, p99_ms: NaN, max_ms: NaN, max_steady_ms: NaN, non2xx: 0, errors: 0 };
-}
-
 async function profileLean(): Promise<Rate> {
   // Its own directory, no name: under tsx, the loader's thread writes a profile too.
   const dir = path.join(BENCH, `results/profiles/lean-${values.load}-${Date.now()}`);
   const lean = await startChild('lean claim', ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--import=tsx', path.join(BENCH, 'lean-claim.ts')], /listening on (http:\/\/\S+)/);
   try {
     if (values.load === 'replays') return await load({ ...(await leanReplayTarget(lean.url)), url: lean.url, connections: 50, seconds });
-    if (values.load === 'cycles') return asRate(await leanCycleLoad(lean.url, 50, seconds));
+    if (values.load === 'cycles') return cyclesAsRate(await leanCycleLoad(lean.url, 50, seconds));
     return await leanLoad(lean.url, 50, seconds);
   } finally {
     await lean.stop();

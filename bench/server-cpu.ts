@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { cpuPerAnswer } from './cpu-usage.js';
-import { cycleLoad, durableLoad, gatewayKeys, leanCycleLoad, leanLoad, leanReplayTarget, load, newKeyLoad, replayTarget, startChild, withGatehouse } from './http-claims.js';
+import { cycleLoad, cyclesAsRate, durableLoad, gatewayKeys, leanCycleLoad, leanLoad, leanReplayTarget, load, newKeyLoad, replayTarget, startChild, withGatehouse } from './http-claims.js';
 const BENCH = path.dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '6' }, rounds: { type: 'string', default: '3' } } });
 const seconds = Number(values.seconds);
@@ -24,15 +24,14 @@ try {
       const { result, server_cpu_us } = await cpuPerAnswer(pid, run, (rate) => rate.rps);
       console.log(`${name.padEnd(12)} ${Math.round(result.rps)} ${unit}s/s, server CPU ${server_cpu_us} us per ${unit}`);
     };
-    const asRate = async (cycles: Promise<{ per_sec: number }>) => ({ rps: (await cycles).per_sec });
     for (let r = 0; r < Number(values.rounds); r++) {
       await measure('durable koa', durable.pid, () => durableLoad(durable.url, 50, seconds));
       await measure('lean claim', lean.pid, () => leanLoad(lean.url, 50, seconds));
       await measure('product', server!.pid, () => newKeyLoad([server!], keys, 50, seconds));
       await measure('lean replay', lean.pid, () => load({ ...leanReplay, url: lean.url, connections: 50, seconds }));
       await measure('replays', server!.pid, () => load({ ...replay, url: server!.url, connections: 50, seconds }));
-      await measure('lean cycles', lean.pid, () => asRate(leanCycleLoad(lean.url, 50, seconds)), 'cycle');
-      await measure('cycles', server!.pid, () => asRate(cycleLoad(server!, keys, 50, seconds)), 'cycle');
+      await measure('lean cycles', lean.pid, async () => cyclesAsRate(await leanCycleLoad(lean.url, 50, seconds)), 'cycle');
+      await measure('cycles', server!.pid, async () => cyclesAsRate(await cycleLoad(server!, keys, 50, seconds)), 'cycle');
     }
   });
 } finally {
