@@ -6,7 +6,7 @@ import { STOPPED, sliceTaker } from '../../src/verify/slice-check.js';
 import { guidedSliceBounds } from '../../src/verify/sqlite-slices.js';
 import { runCli } from '../helpers/server-process.js';
 import { ledgerFixture } from '../../bench/ledger-fixture.js';
-import { tamperSqlite } from './ledger-fixture.js';
+import { FLIP_FIRST_PAYLOAD_BYTE, tamperSqlite } from './ledger-fixture.js';
 
 /**
  * The 'shared' schedule of the parallel SQLite verify (src/verify/sqlite-slices.ts, the default):
@@ -69,7 +69,7 @@ for (const seq of [0, 250, 9_001, 15_500, 19_750, 20_000]) {
     const file = path.join(tmp, `copy-${seq}.db`);
     fs.copyFileSync(fixture.dbFile, file);
     if (seq !== 0) {
-      tamperSqlite(file, (db) => db.prepare("UPDATE events SET payload = CAST(X'00' || substr(payload, 2) AS BLOB) WHERE seq = ?").run(seq - ((seq - 1) % 5)));
+      tamperSqlite(file, (db) => db.prepare(FLIP_FIRST_PAYLOAD_BYTE).run(seq - ((seq - 1) % 5)));
     }
     const [single, shared] = await Promise.all([report(file, fixture.dataDir, { GATEHOUSE_VERIFY_THREADS: '1' }), report(file, fixture.dataDir, SHARED)]);
     t.is(shared.code, seq === 0 ? 0 : 1, shared.stderr);
