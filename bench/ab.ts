@@ -5,17 +5,18 @@
 // that ship JavaScript, `npm run build`).
 //
 //   node --import=tsx bench/ab.ts --a ../old/bin/gatehouse.js [--b bin/gatehouse.js] [--rounds 4] [--seconds 8]
-//     [--load new-key|replays|cycles] [--postgres]
+//     [--load new-key|replays|cycles|fingerprint] [--postgres]
 //
-// --load: new-key claims (the default), replays of one finished operation, or claim → sent →
-// completed cycles (50 workers). Besides the rate, each slice records the server's CPU per
+// --load: new-key claims (the default), replays of one finished operation, claim → sent →
+// completed cycles (50 workers), or `POST /v1/fingerprint` (the HTTP edge alone: admission,
+// authentication, routing, the body read, parsed and validated, the policy, no store work). Besides the rate, each slice records the server's CPU per
 // operation (from /proc: on a 2-core machine shared with the load generator the rate is noisy, the
 // CPU a request costs the server much less so) and the load generator's.
 // --postgres runs both on PostgreSQL instead (each on a fresh database of the bench server).
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { cpuPerAnswer } from './cpu-usage.js';
-import { cycleLoad, defaultPostgresAdminUrl, gatewayKeys, load, newKeyLoad, replayTarget, withGatehouse, type BenchServer } from './http-claims.js';
+import { cycleLoad, defaultPostgresAdminUrl, fingerprintTarget, gatewayKeys, load, newKeyLoad, replayTarget, withGatehouse, type BenchServer } from './http-claims.js';
 
 const { values } = parseArgs({
   options: {
@@ -57,8 +58,15 @@ async function loadFor(kind: string, server: BenchServer, keys: string[]): Promi
     }
     case 'cycles':
       return async (s) => ({ per_sec: (await cycleLoad(server, keys, CONNECTIONS, s)).per_sec, p99_ms: null });
+    case 'fingerprint': {
+      const target = fingerprintTarget({ authorization: `Bearer ${keys[0]!}` });
+      return async (s) => {
+        const rate = await load({ ...target, url: server.url, connections: CONNECTIONS, seconds: s });
+        return { per_sec: rate.rps, p99_ms: rate.p99_ms };
+      };
+    }
     default:
-      throw new Error(`--load ${kind}: new-key, replays or cycles`);
+      throw new Error(`--load ${kind}: new-key, replays, cycles or fingerprint`);
   }
 }
 

@@ -299,6 +299,14 @@ export async function replayTarget(server: BenchServer, key: string): Promise<Om
   return { method: 'POST', path: '/v1/operations', headers, body };
 }
 
+/**
+ * `POST /v1/fingerprint` with a claim's body, again and again: the HTTP edge without store work.
+ * `who` names the caller (the product's Authorization, the lean server's account).
+ */
+export function fingerprintTarget(who: Record<string, string>): Omit<LoadOptions, 'url' | 'connections' | 'seconds'> {
+  return { method: 'POST', path: '/v1/fingerprint', headers: { 'content-type': 'application/json', ...who }, body: CLAIM_BODY(1) };
+}
+
 /** The lean replay's load: replayTarget's on the lean server, in the account of the product's first key. */
 export async function leanReplayTarget(leanUrl: string): Promise<Omit<LoadOptions, 'url' | 'connections' | 'seconds'>> {
   const idem = `bench-replay-${crypto.randomBytes(4).toString('hex')}`;
