@@ -9,9 +9,10 @@
 //
 // --load: new-key claims (the default), replays of one finished operation, claim → sent →
 // completed cycles (50 workers), or `POST /v1/fingerprint` (the HTTP edge alone: admission,
-// authentication, routing, the body read, parsed and validated, the policy, no store work). Besides the rate, each slice records the server's CPU per
-// operation (from /proc: on a 2-core machine shared with the load generator the rate is noisy, the
-// CPU a request costs the server much less so) and the load generator's.
+// authentication, routing, the body read, parsed and validated, the policy, no store work).
+// Besides the rate, each slice records the server's CPU per operation (from /proc: on a 2-core
+// machine shared with the load generator the rate is noisy, the CPU a request costs the server
+// much less so) and the load generator's.
 // --postgres runs both on PostgreSQL instead (each on a fresh database of the bench server).
 import path from 'node:path';
 import { parseArgs } from 'node:util';
