@@ -17,7 +17,9 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { cpuPerAnswer } from './cpu-usage.js';
-import { cycleLoad, defaultPostgresAdminUrl, fingerprintTarget, gatewayKeys, load, newKeyLoad, replayTarget, withGatehouse, type BenchServer } from './http-claims.js';
+import {
+  cycleLoad, defaultPostgresAdminUrl, fingerprintTarget, gatewayKeys, load, newKeyLoad, replayTarget, withGatehouse, type BenchServer, type LoadOptions, type Rate,
+} from './http-claims.js';
 
 const { values } = parseArgs({
   options: {
@@ -46,29 +48,28 @@ type Measure = (seconds: number) => Promise<{ per_sec: number; p99_ms: number | 
 async function loadFor(kind: string, server: BenchServer, keys: string[]): Promise<Measure> {
   switch (kind) {
     case 'new-key':
-      return async (s) => {
-        const rate = await newKeyLoad([server], keys, CONNECTIONS, s);
-        return { per_sec: rate.rps, p99_ms: rate.p99_ms };
-      };
-    case 'replays': {
-      const replay = await replayTarget(server, keys[0]!);
-      return async (s) => {
-        const rate = await load({ ...replay, url: server.url, connections: CONNECTIONS, seconds: s });
-        return { per_sec: rate.rps, p99_ms: rate.p99_ms };
-      };
-    }
+      return asMeasure((s) => newKeyLoad([server], keys, CONNECTIONS, s));
+    case 'replays':
+      return sameRequest(server, await replayTarget(server, keys[0]!));
     case 'cycles':
       return async (s) => ({ per_sec: (await cycleLoad(server, keys, CONNECTIONS, s)).per_sec, p99_ms: null });
-    case 'fingerprint': {
-      const target = fingerprintTarget({ authorization: `Bearer ${keys[0]!}` });
-      return async (s) => {
-        const rate = await load({ ...target, url: server.url, connections: CONNECTIONS, seconds: s });
-        return { per_sec: rate.rps, p99_ms: rate.p99_ms };
-      };
-    }
+    case 'fingerprint':
+      return sameRequest(server, fingerprintTarget({ authorization: `Bearer ${keys[0]!}` }));
     default:
       throw new Error(`--load ${kind}: new-key, replays, cycles or fingerprint`);
   }
+}
+
+/** One request, sent again and again on every connection. */
+function sameRequest(server: BenchServer, target: Omit<LoadOptions, 'url' | 'connections' | 'seconds'>): Measure {
+  return asMeasure((s) => load({ ...target, url: server.url, connections: CONNECTIONS, seconds: s }));
+}
+
+function asMeasure(run: (seconds: number) => Promise<Rate>): Measure {
+  return async (s) => {
+    const rate = await run(s);
+    return { per_sec: rate.rps, p99_ms: rate.p99_ms };
+  };
 }
 
 /** One slice, with the server's and this process's CPU over it. */

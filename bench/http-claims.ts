@@ -319,7 +319,7 @@ export async function leanReplayTarget(leanUrl: string): Promise<Omit<LoadOption
 }
 
 /** How the lean server is told the account the i-th API key of the product's load would name. */
-function leanAccount(i: number): Record<string, string> {
+export function leanAccount(i: number): Record<string, string> {
   return { 'x-bench-account': `bench-${i % ACCOUNTS}` };
 }
 

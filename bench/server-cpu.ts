@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { cpuPerAnswer } from './cpu-usage.js';
 import {
-  cycleLoad, cyclesAsRate, durableLoad, fingerprintTarget, gatewayKeys, leanCycleLoad, leanLoad, leanReplayTarget, load, newKeyLoad, replayTarget, startChild, withGatehouse,
+  cycleLoad, cyclesAsRate, durableLoad, fingerprintTarget, gatewayKeys, leanAccount, leanCycleLoad, leanLoad, leanReplayTarget, load, newKeyLoad, replayTarget, startChild, withGatehouse,
 } from './http-claims.js';
 const BENCH = path.dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '6' }, rounds: { type: 'string', default: '3' } } });
@@ -30,7 +30,7 @@ try {
       console.log(`${name.padEnd(12)} ${Math.round(result.rps)} ${unit}s/s, server CPU ${server_cpu_us} us per ${unit}`);
     };
     for (let r = 0; r < Number(values.rounds); r++) {
-      await measure('lean edge', lean.pid, () => load({ ...fingerprintTarget({ 'x-bench-account': 'bench-0' }), url: lean.url, connections: 50, seconds }));
+      await measure('lean edge', lean.pid, () => load({ ...fingerprintTarget(leanAccount(0)), url: lean.url, connections: 50, seconds }));
       await measure('edge', server!.pid, () => load({ ...fingerprintTarget({ authorization: `Bearer ${keys[0]!}` }), url: server!.url, connections: 50, seconds }));
       await measure('durable koa', durable.pid, () => durableLoad(durable.url, 50, seconds));
       await measure('lean claim', lean.pid, () => leanLoad(lean.url, 50, seconds));
