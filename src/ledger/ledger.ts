@@ -1,4 +1,4 @@
-import type { Db, Store } from '../store/store.js';
+import type { Db, Store, UnitOfWork } from '../store/store.js';
 import type { Clock } from '../core/time.js';
 import { rfc3339 } from '../core/time.js';
 import { canonicalBytes } from '../core/jcs.js';
@@ -18,6 +18,7 @@ import { signCheckpoint, type Checkpoint } from './checkpoints.js';
 import { advanceChain, insertAndAdvance, type ChainHead, type RowInsert } from './chain-write.js';
 import { ChainTurns } from './chain-turns.js';
 import { HeadGuesses } from './head-guesses.js';
+import { OpenedPayloads } from './opened-payloads.js';
 import { STORED_LEVEL, storeSubtrees } from './merkle-nodes.js';
 import type { WorkScope } from '../store/work-scope.js';
 import { compiledOnce, firstRow } from '../store/compiled-statement.js';
@@ -46,6 +47,8 @@ export class Ledger {
   private readonly guesses: HeadGuesses;
   /** PostgreSQL only: concurrent appends to one account write its head in turn (chain-turns.ts). */
   private readonly turns: ChainTurns | null;
+  /** Payloads of committed events this instance has decrypted (opened-payloads.ts). */
+  private readonly opened = new OpenedPayloads();
   /** How each chain head write found the head it built on, for /metrics. */
   readonly headWrites = { guessed: 0, guess_missed: 0, read: 0 };
 
@@ -234,14 +237,26 @@ export class Ledger {
     return (await this.dataKeys.forAccount(db, accountId)) !== null;
   }
 
-  /** Decrypts the payload of one event; null when it has none or the account was shredded. */
-  async readPayload(db: Db, accountId: string, seq: number): Promise<JsonValue | null> {
+  /**
+   * Decrypts the payload of one event; null when it has none or the account was shredded. With
+   * `work`, the unit the read belongs to, what was opened is kept once that unit has committed
+   * (opened-payloads.ts): a replay's stored response is read the same way every time.
+   */
+  async readPayload(db: Db, accountId: string, seq: number, work?: UnitOfWork): Promise<JsonValue | null> {
+    const kept = this.opened.get(accountId, seq);
+    if (kept !== undefined) {
+      // Asked on every hit, as on every read: shredding stops a kept payload as it stops a stored one.
+      if (await this.dataKeys.forAccount(db, accountId)) return JSON.parse(kept) as JsonValue;
+      this.opened.forget(accountId);
+      return null;
+    }
     const row = firstRow<{ payload: Buffer | null }>(await selectPayload(db, { accountId, seq }));
     if (!row?.payload) return null;
     const dataKey = await this.dataKeys.forAccount(db, accountId);
     if (!dataKey) return null;
-    const plaintext = openPayload(this.sodium, dataKey, accountId, seq, row.payload);
-    return JSON.parse(Buffer.from(plaintext).toString('utf8')) as JsonValue;
+    const text = Buffer.from(openPayload(this.sodium, dataKey, accountId, seq, row.payload)).toString('utf8');
+    work?.afterCommit(() => this.opened.keep(accountId, seq, text));
+    return JSON.parse(text) as JsonValue;
   }
 
   /** Decrypts the payloads of several events of one account in one query (a page of stored responses). */
@@ -257,7 +272,9 @@ export class Ledger {
   }
 
   async shred(accountId: string): Promise<boolean> {
-    return this.store.transact((trx) => this.dataKeys.shred(trx, accountId));
+    const shredded = await this.store.transact((trx) => this.dataKeys.shred(trx, accountId));
+    this.opened.forget(accountId);
+    return shredded;
   }
 
   private async insertCheckpoint(trx: Db, accountId: string, frontier: MerkleFrontier): Promise<Checkpoint> {

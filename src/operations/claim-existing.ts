@@ -13,7 +13,7 @@ import { leaseCanceled } from './claim-release.js';
  * so a retry never re-executes a write that may have happened.
  */
 export async function answerExisting(scope: ClaimScope, locked: OperationRow): Promise<ClaimResult> {
-  const { deps, trx, request, nowMs } = scope;
+  const { deps, trx, work, request, nowMs } = scope;
   const row = await expireIfDue(trx, deps.ledger, locked, nowMs);
   const asker = askerOf(request);
   if (row.fingerprint !== request.fingerprint) {
@@ -44,7 +44,8 @@ export async function answerExisting(scope: ClaimScope, locked: OperationRow): P
     case 'succeeded':
     case 'failed': {
       await deps.ledger.append(trx, askedEvent(row, 'replayed', asker));
-      const operation = await operationJson(trx, deps.ledger, row);
+      // Replays of one operation come in runs (an agent retrying): its response is kept opened.
+      const operation = await operationJson(trx, deps.ledger, row, work);
       return { answer: { outcome: 'replayed', execute: false, operation, response: operation.response ?? null } };
     }
     case 'denied':
@@ -58,9 +59,9 @@ export async function answerExisting(scope: ClaimScope, locked: OperationRow): P
 
 /** A new key whose business key the account already used: the existing operation answers, and nothing new is made. */
 export async function answerReused(scope: ClaimScope, holder: OperationRow): Promise<ClaimResult> {
-  const { deps, trx, nowMs } = scope;
+  const { deps, trx, work, nowMs } = scope;
   const row = await expireIfDue(trx, deps.ledger, holder, nowMs);
   await deps.ledger.append(trx, askedEvent(row, 'reused', askerOf(scope.request)));
-  const operation = await operationJson(trx, deps.ledger, row);
+  const operation = await operationJson(trx, deps.ledger, row, work);
   return { answer: { outcome: 'reused', execute: false, operation, ...('response' in operation ? { response: operation.response } : {}) } };
 }

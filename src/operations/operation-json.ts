@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import type { OperationsTable } from '../../schema/database.js';
 import type { OperationJson, OperationState, StoredResponse } from '../core/wire.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { Db } from '../store/store.js';
+import type { Db, UnitOfWork } from '../store/store.js';
 import type { JsonValue } from '../core/json.js';
 import { isTerminal } from './states.js';
 
@@ -10,9 +10,10 @@ export type { OperationJson, StoredResponse };
 
 export type OperationRow = Selectable<OperationsTable>;
 
-export async function operationJson(trx: Db, ledger: Ledger, row: OperationRow): Promise<OperationJson> {
+/** With `work`, the unit `trx` belongs to, the stored response is kept decrypted once it commits (Ledger.readPayload). */
+export async function operationJson(trx: Db, ledger: Ledger, row: OperationRow, work?: UnitOfWork): Promise<OperationJson> {
   const json = operationFields(row);
-  if (isTerminal(row.state)) json.response = await storedResponse(trx, ledger, row);
+  if (isTerminal(row.state)) json.response = await storedResponse(trx, ledger, row, work);
   return json;
 }
 
@@ -66,9 +67,9 @@ function operationFields(row: OperationRow): OperationJson {
  * event's payload is `{outcome, response}`, the `resolved` one's `{note, response, …}`.
  * Null when there is none (canceled, denied) or the account's data key was shredded.
  */
-export async function storedResponse(trx: Db, ledger: Ledger, row: OperationRow): Promise<StoredResponse | null> {
+export async function storedResponse(trx: Db, ledger: Ledger, row: OperationRow, work?: UnitOfWork): Promise<StoredResponse | null> {
   if (row.response_seq === null) return null;
-  return responseOf(await ledger.readPayload(trx, row.account_id, row.response_seq));
+  return responseOf(await ledger.readPayload(trx, row.account_id, row.response_seq, work));
 }
 
 function responseOf(payload: JsonValue | null): StoredResponse | null {
