@@ -65,7 +65,8 @@ export class Ledger {
   }
 
   async append(trx: Db, input: EventInput): Promise<AppendedEvent> {
-    return (await this.appendAll(trx, [input]))[0]!;
+    // Null only when a row to insert first was already there; there is none here.
+    return (await this.appendRun(trx, [input], null))![0]!;
   }
 
   /**
@@ -101,7 +102,8 @@ export class Ledger {
   private async appendRun(trx: Db, inputs: readonly EventInput[], first: RowInsert | null): Promise<AppendedEvent[] | null> {
     const accountId = inputs[0]!.account_id;
     const dataKey = await this.dataKeys.forAccount(trx, accountId);
-    const turn = await this.turns?.take(trx, accountId);
+    // Not `await this.turns?.take(…)`: awaiting nothing still costs SQLite's appends a turn of the microtask queue.
+    const turn = this.turns ? await this.turns.take(trx, accountId) : null;
     try {
       return await this.appendChunks(trx, accountId, inputs, dataKey, first);
     } finally {
