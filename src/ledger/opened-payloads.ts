@@ -1,4 +1,4 @@
-/** Limits on what is kept: a replay storm over a few operations fits many times over. */
+/** Limits on what is kept, in entries and in characters of JSON text (a V8 string takes one or two bytes each). */
 const MAX_ENTRIES = 10_000;
 const MAX_TOTAL_CHARS = 16 * 1024 * 1024;
 /** A larger payload is opened again each time: one of them would push out hundreds of small ones. */

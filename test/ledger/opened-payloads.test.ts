@@ -20,12 +20,12 @@ test('the least recently used payload goes first, and a hit counts as a use', (t
   t.is(opened.get('acme', 1), '{"n":1}', 'the one just used stayed');
 });
 
-test('a payload over 64 KiB is not kept, and the whole stays under 16 MiB', (t) => {
+test('a payload over 64 Ki characters is not kept, and the whole stays under 16 Mi characters', (t) => {
   const opened = new OpenedPayloads();
   opened.keep('acme', 1, 'x'.repeat(64 * 1024 + 1));
   t.is(opened.get('acme', 1), undefined);
   for (let seq = 1; seq <= 300; seq++) opened.keep('acme', seq, 'y'.repeat(64 * 1024));
-  t.is(opened.size, 256, '256 payloads of 64 KiB are 16 MiB');
+  t.is(opened.size, 256, '256 payloads of 64 Ki characters are 16 Mi');
   t.is(opened.get('acme', 44), undefined);
   t.truthy(opened.get('acme', 45));
 });
