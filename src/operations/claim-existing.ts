@@ -44,7 +44,10 @@ export async function answerExisting(scope: ClaimScope, locked: OperationRow): P
     case 'succeeded':
     case 'failed': {
       await deps.ledger.append(trx, askedEvent(row, 'replayed', asker));
-      // Replays of one operation come in runs (an agent retrying): its response is kept opened.
+      // Replays of one operation come in runs (an agent retrying): its row is kept, and its
+      // response kept opened, once this transaction commits.
+      const { knownKeys } = scope;
+      if (knownKeys) work.afterCommit(() => knownKeys.rememberFinished(row));
       const operation = await operationJson(trx, deps.ledger, row, work);
       return { answer: { outcome: 'replayed', execute: false, operation, response: operation.response ?? null } };
     }

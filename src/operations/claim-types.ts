@@ -9,6 +9,7 @@ import type { Db, Store, UnitOfWork } from '../store/store.js';
 import type { Lease } from './lease.js';
 import type { OperationJson, StoredResponse } from './operation-json.js';
 import type { Asker } from './operation-events.js';
+import type { KnownKeys } from './known-keys.js';
 
 /** What the operations domain needs from the composition root; `approvals` is read at call time (it may be wired later). */
 export interface OperationDeps {
@@ -64,6 +65,8 @@ export interface ClaimScope {
   work: UnitOfWork;
   request: ClaimRequest;
   nowMs: number;
+  /** The instance's known keys: a finished row the claim answers from is kept there (known-keys.ts). */
+  knownKeys?: KnownKeys;
 }
 
 export function askerOf(request: ClaimRequest): Asker {

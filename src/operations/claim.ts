@@ -23,15 +23,16 @@ export async function claimOperation(
   deps: OperationDeps, request: ClaimRequest, options: { workScope?: WorkScope; knownKeys?: KnownKeys } = {},
 ): Promise<ClaimAnswer> {
   const { knownKeys } = options;
-  const retry = knownKeys?.has(request.accountId, request.idempotencyKey) ?? false;
+  const known = knownKeys?.lookup(request.accountId, request.idempotencyKey);
   const { answer } = await transactOrRefuse(deps.store, async (trx, work): Promise<ClaimResult> => {
-    const scope: ClaimScope = { deps, trx, work, request, nowMs: deps.clock.now() };
+    const scope: ClaimScope = { deps, trx, work, request, nowMs: deps.clock.now(), knownKeys };
     // Most claims carry a new key: insert first, and look the key up only when a unique constraint
     // says it (or the business key) is taken. A key this instance saw taken is most likely a
     // retry (known-keys.ts), and a scoped claim must not meet its own operation's hold as
-    // scope_busy (a scope is taken before its operation exists): those look up first.
-    if (request.exclusiveScope === null && !retry) return createOperation(scope);
-    const existing = await lockOperationByKey(deps.store, trx, request.accountId, request.idempotencyKey);
+    // scope_busy (a scope is taken before its operation exists): those look up first. A finished
+    // operation's row never changes again: when this instance holds it, it is not read again.
+    if (request.exclusiveScope === null && known === undefined) return createOperation(scope);
+    const existing = typeof known === 'object' ? known : await lockOperationByKey(deps.store, trx, request.accountId, request.idempotencyKey);
     if (existing) return answerExisting(scope, existing);
     const sameBusiness = await findByBusinessKey(scope);
     if (sameBusiness) return answerReused(scope, sameBusiness);
