@@ -1,5 +1,6 @@
 // The claim, report and replay paths without HTTP: CPU microseconds per new-key claim, per
-// `sent` and `completed` report and per replay of a finished operation, through the real
+// `sent` and `completed` report, per first replay of each operation just completed, and per
+// replay of a few finished operations replayed over and over, through the real
 // Operations domain on a durable store (SQLite group commit, or PostgreSQL), 50 in flight. It
 // isolates the ledger and store cost from Koa's, so a change to either shows here. Next to the
 // product's claims it measures the lean claim (bench/lean-claims.ts) the same way: the floor of
@@ -49,6 +50,8 @@ export interface ClaimPathResult {
   /** The lean claim's `sent` and `completed` reports (SQLite): the floor of the reports' CPU. */
   lean_sent?: PathCost;
   lean_completed?: PathCost;
+  /** Each operation `completed` measured, replayed once: an agent retrying a write whose answer was lost. */
+  first_replays?: PathCost;
   replays?: PathCost;
   /** The lean replay (SQLite): the floor of replays' CPU. */
   lean_replays?: PathCost;
@@ -100,6 +103,7 @@ export async function benchClaimPath(options: ClaimPathOptions = {}): Promise<Cl
       const leases = await paths.claims(count, 'report');
       result.sent = await measured('sent', () => paths.report(leases, 'sent'));
       result.completed = await measured('completed', () => paths.report(leases, 'completed'));
+      result.first_replays = await measured('first-replays', () => paths.replays(leases, leases.length));
       if (!options.postgres) {
         const lean = await leanReportCosts(count, options.inFlight ?? 50, measured);
         result.lean_sent = lean.sent;
