@@ -5,6 +5,7 @@ import { errorMiddleware } from './error-middleware.js';
 import { authMiddleware } from './auth.js';
 import { admissionMiddleware } from './admission.js';
 import { DEFAULT_LIMITS } from './limits.js';
+import { exactPathsFirst } from './exact-paths.js';
 import type { RouteModule } from './route-module.js';
 
 export interface HttpOptions {
@@ -24,7 +25,7 @@ export interface HttpOptions {
   maxConnections?: number;
 }
 
-/** The Koa app: errors and timing, admission (load shedding, the body limit, the deadline), authentication, then one router for every module's routes. */
+/** The Koa app: errors and timing, admission (load shedding, the body limit, the deadline), authentication, then one router for every module's routes (exact paths looked up first). */
 export function createApp(context: AppContext, modules: RouteModule[], options: HttpOptions): Koa {
   const app = new Koa();
   const trustedProxies = options.trustedProxies ?? 0;
@@ -47,7 +48,7 @@ export function createApp(context: AppContext, modules: RouteModule[], options: 
   // 405 with every method any module serves on it.
   const routes = new Router();
   for (const module of modules) routes.use(module.router.routes());
-  app.use(routes.routes());
+  app.use(exactPathsFirst(routes));
   app.use(routes.allowedMethods());
   for (const module of modules) if (module.fallback) app.use(module.fallback);
   return app;
