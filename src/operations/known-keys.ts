@@ -37,14 +37,14 @@ export class KnownKeys {
     this.keys.set(entry(accountId, idempotencyKey), true);
   }
 
-  /** Only a committed row, and only one in a state nothing leaves (isFinal). */
+  /** Only a committed row, and only one in a state nothing leaves (isFinal). Frozen: every later replay shares it. */
   rememberFinished(row: OperationRow): void {
-    if (isFinal(row.state)) this.finished.set(entry(row.account_id, row.idempotency_key), row);
+    if (isFinal(row.state)) this.finished.set(entry(row.account_id, row.idempotency_key), Object.freeze(row));
   }
 }
 
 /** Succeeded and failed have no outgoing transition; canceled does (a retry re-leases it), so it is not final. */
-export function isFinal(state: string): boolean {
+function isFinal(state: string): boolean {
   return state === 'succeeded' || state === 'failed';
 }
 

@@ -31,7 +31,7 @@ const GATEWAY_PAYLOADS = new Set(['attempted', 'completed', 'resolved']);
  * (http/deadline.ts): what it writes is dropped once the request is abandoned.
  */
 export class Operations {
-  /** Keys this instance saw taken: their retries look the key up first. */
+  /** Keys this instance saw taken (their retries look the key up first) and the finished rows its replays read. */
   private readonly knownKeys = new KnownKeys();
 
   constructor(private readonly deps: OperationsDeps) {}
