@@ -4,7 +4,7 @@ import type { OperationRow } from '../../src/operations/operation-json.js';
 import { answerExisting } from '../../src/operations/claim-existing.js';
 import { toClaimRequest, type ClaimBody } from '../../src/operations/claim-request.js';
 import { lockOperation } from '../../src/operations/operation-rows.js';
-import { applyTransition } from '../../src/operations/transitions.js';
+import { applyTransition, TRANSITIONS } from '../../src/operations/transitions.js';
 import { startTestApp } from '../helpers/app.js';
 import { storeKinds } from '../helpers/stores.js';
 import { openContext } from '../../src/context.js';
@@ -41,6 +41,13 @@ test('only a succeeded or failed row is kept: every other state may still change
   t.is((keys.lookup('acme', 'k2') as OperationRow).state, 'failed');
   for (let i = 0; i < 10_000; i++) keys.rememberFinished(rowIn('succeeded', `filler-${i}`));
   t.is(keys.lookup('acme', 'k1'), undefined, 'at most two generations of 5,000 rows are held');
+});
+
+test('no transition leaves succeeded or failed: a kept row stays what the database holds', (t) => {
+  // The kept rows are sound only while this holds; a transition out of either state must first take them out of KnownKeys.
+  for (const [name, rule] of Object.entries(TRANSITIONS)) {
+    for (const state of ['succeeded', 'failed']) t.false((rule.from as readonly string[]).includes(state), `${name} starts from ${state}`);
+  }
 });
 
 test('[sqlite] a retry answers the same whichever instance saw the claim: the one that did looks the key up first, the other finds it by the insert', async (t) => {
