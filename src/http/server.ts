@@ -4,6 +4,7 @@ import type { AppContext } from '../context.js';
 import { createApp, type HttpOptions } from './app.js';
 import { DEFAULT_LIMITS } from './limits.js';
 import { limitConnections, refuseOverConnectionBound } from './connection-limit.js';
+import { connectionArrivals } from './connection-arrivals.js';
 import { RateLimitedLog } from '../core/rate-limited-log.js';
 import { healthRoutes } from './routes/health.js';
 import { openapiRoutes } from './routes/openapi.js';
@@ -50,6 +51,8 @@ export async function startServer(context: AppContext, options: ServeOptions): P
     void handle(req, res);
   });
   connections = limitConnections(server, options.maxConnections ?? DEFAULT_LIMITS.maxConnections);
+  const arrivals = connectionArrivals(server);
+  context.store.arrivals = arrivals;
   server.keepAliveTimeout = 65_000;
   // A client that trickles its headers or body holds a connection: the whole request must have
   // arrived well within twice the deadline (the deadline itself also covers reading the body).
@@ -85,6 +88,7 @@ export async function startServer(context: AppContext, options: ServeOptions): P
       await checkpointTick;
       await sweeper.stop();
       await context.approvals.webhook.stop();
+      if (context.store.arrivals === arrivals) context.store.arrivals = null;
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

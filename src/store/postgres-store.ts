@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../schema/database.js';
-import { StoreUnavailableError, type CommitObserver, type Db, type Store, type TransactOptions, type UnitOfWork } from './store.js';
+import { StoreUnavailableError, type ArrivalSignal, type CommitObserver, type Db, type Store, type TransactOptions, type UnitOfWork } from './store.js';
 import { int8AsNumber } from './pg-int8.js';
 import { RateLimitedLog } from '../core/rate-limited-log.js';
 import { AccountGroupCommit } from './postgres-group-commit.js';
@@ -17,6 +17,8 @@ export class PostgresStore implements Store {
   readonly dialect = 'postgres' as const;
   readonly db: Db;
   onCommit: CommitObserver | null = null;
+  /** Never asked: a commit here waits on the network, and the event loop goes on turning meanwhile. */
+  arrivals: ArrivalSignal | null = null;
   private readonly groupCommit: AccountGroupCommit;
 
   constructor(connectionString: string, options: { poolSize?: number; onIdleError?: (error: Error) => void } = {}) {

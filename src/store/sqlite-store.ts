@@ -3,7 +3,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../schema/database.js';
-import { AfterCommit, isSqliteBusy as isBusy, isSqliteOutage, StoreUnavailableError, type CommitObserver, type Db, type Store, type TransactOptions, type UnitOfWork } from './store.js';
+import { AfterCommit, isSqliteBusy as isBusy, isSqliteOutage, StoreUnavailableError, type ArrivalSignal, type CommitObserver, type Db, type Store, type TransactOptions, type UnitOfWork } from './store.js';
 import type { WorkScope } from './work-scope.js';
 import { runDirectly, type DirectRunner } from './compiled-statement.js';
 
@@ -21,6 +21,8 @@ const MAX_STATEMENTS = 500;
 export const BUSY_WAIT_MS = 5_000;
 const BUSY_TIMEOUT_PRAGMA_MS = 10;
 const BUSY_RETRY_MS = 25;
+/** The longest a batch waits while connections keep arriving: about one fsync, so a batch is never held longer than the one before it took. */
+export const ARRIVAL_HOLD_MS = 10;
 
 interface Unit {
   run: (trx: Db, work: UnitOfWork) => Promise<unknown>;
@@ -57,6 +59,7 @@ export class SqliteStore implements Store {
   /** Each unit in its own SAVEPOINT: after a batch that one unit rolled back, until a batch goes through clean. */
   private guarded = false;
   onCommit: CommitObserver | null = null;
+  arrivals: ArrivalSignal | null = null;
 
   constructor(file: string, options: { readonly?: boolean } = {}) {
     if (!options.readonly) fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
@@ -136,7 +139,8 @@ export class SqliteStore implements Store {
     try {
       while (this.queue.length > 0) {
         // Let the event loop hand us every request that arrived during the last fsync.
-        await new Promise((r) => setImmediate(r));
+        await nextTurn();
+        await this.letArrivalsIn();
         const batch = this.queue.splice(0, MAX_BATCH);
         const outcome = new BatchOutcome(batch);
         try {
@@ -157,6 +161,19 @@ export class SqliteStore implements Store {
     } finally {
       this.draining = false;
     }
+  }
+
+  /**
+   * Node 20's libuv accepts one connection per event-loop turn (libuv #3696, since 1.45), and each
+   * batch holds its turn for an fsync. A burst of new connections (gateways reconnecting after a
+   * restart) would be accepted one per fsync: the 50th after ~450 ms (BENCHMARKS.md). While
+   * connections keep arriving, the loop takes short turns (accept, read the requests) before the
+   * batch, for at most ARRIVAL_HOLD_MS; the requests they bring join this batch.
+   */
+  private async letArrivalsIn(): Promise<void> {
+    if (!this.arrivals) return;
+    const until = performance.now() + ARRIVAL_HOLD_MS;
+    while (this.arrivals() && performance.now() < until) await nextTurn();
   }
 
   /** BEGIN IMMEDIATE, retried without blocking the event loop while another connection holds the write lock. */
@@ -217,6 +234,11 @@ export class SqliteStore implements Store {
 /** What a unit's caller is told: SQLite's outages (busy, disk full, I/O) as store_unavailable, anything else as it is. */
 function reported(error: unknown): unknown {
   return isSqliteOutage(error) ? new StoreUnavailableError(error) : error;
+}
+
+/** One turn of the event loop: everything ready to be read (and one new connection) is taken in. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** What becomes of each unit of one batch: answered, waiting for the COMMIT, or handed back to run again. */

@@ -6,6 +6,12 @@ export type Db = Kysely<Database>;
 export type Dialect = 'sqlite' | 'postgres';
 export type CommitObserver = (units: number, seconds: number) => void;
 
+/**
+ * Whether new work has been arriving since the store last asked: the HTTP server accepted a
+ * connection (src/http/connection-arrivals.ts). Asking resets it.
+ */
+export type ArrivalSignal = () => boolean;
+
 export interface TransactOptions {
   /**
    * The account the unit works in (its chain, its operations). Units of one account may then
@@ -38,6 +44,12 @@ export interface Store {
   forUpdate<QB extends SelectQueryBuilder<any, any, any>>(query: QB, options?: { skipLocked?: boolean }): QB;
   /** Told after each COMMIT how many units it carried and how long it took (for /metrics). */
   onCommit: CommitObserver | null;
+  /**
+   * Asked before each batch by a store whose COMMIT holds the event loop (SQLite's fsync): while
+   * it answers true, the loop gets short turns first, to take in what is arriving. A store whose
+   * commits do not hold the loop (PostgreSQL) never asks.
+   */
+  arrivals: ArrivalSignal | null;
   close(): Promise<void>;
 }
 
