@@ -5,20 +5,24 @@
 // that ship JavaScript, `npm run build`).
 //
 //   node --import=tsx bench/ab.ts --a ../old/bin/gatehouse.js [--b bin/gatehouse.js] [--rounds 4] [--seconds 8]
-//     [--load new-key|replays|cycles|fingerprint] [--postgres]
+//     [--load new-key|new-connections|replays|cycles|fingerprint] [--postgres]
 //
-// --load: new-key claims (the default), replays of one finished operation, claim → sent →
-// completed cycles (50 workers), or `POST /v1/fingerprint` (the HTTP edge alone: admission,
-// authentication, routing, the body read, parsed and validated, the policy, no store work).
+// --load: new-key claims (the default), new-key claims each on a connection of its own (a client
+// without keep-alive: every request is a new connection to accept), replays of one finished
+// operation, claim → sent → completed cycles (50 workers), or `POST /v1/fingerprint` (the HTTP
+// edge alone: admission, authentication, routing, the body read, parsed and validated, the
+// policy, no store work).
 // Besides the rate, each slice records the server's CPU per operation (from /proc: on a 2-core
 // machine shared with the load generator the rate is noisy, the CPU a request costs the server
 // much less so) and the load generator's.
 // --postgres runs both on PostgreSQL instead (each on a fresh database of the bench server).
+import crypto from 'node:crypto';
+import http from 'node:http';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { cpuPerAnswer } from './cpu-usage.js';
 import {
-  cycleLoad, defaultPostgresAdminUrl, fingerprintTarget, gatewayKeys, load, newKeyLoad, replayTarget, withGatehouse, type BenchServer, type LoadOptions, type Rate,
+  CLAIM_BODY, cycleLoad, defaultPostgresAdminUrl, fingerprintTarget, gatewayKeys, load, newKeyLoad, replayTarget, withGatehouse, type BenchServer, type LoadOptions, type Rate,
 } from './http-claims.js';
 
 const { values } = parseArgs({
@@ -40,23 +44,27 @@ interface Slice {
   server_cpu_us: number;
   client_cpu_us: number;
   p99_ms: number | null;
+  /** The slowest single answer (null for cycles). */
+  max_ms: number | null;
 }
 
-type Measure = (seconds: number) => Promise<{ per_sec: number; p99_ms: number | null }>;
+type Measure = (seconds: number) => Promise<{ per_sec: number; p99_ms: number | null; max_ms: number | null }>;
 
 /** The chosen load against one server. */
 async function loadFor(kind: string, server: BenchServer, keys: string[]): Promise<Measure> {
   switch (kind) {
     case 'new-key':
       return asMeasure((s) => newKeyLoad([server], keys, CONNECTIONS, s));
+    case 'new-connections':
+      return (s) => newConnectionClaims(server, keys, s);
     case 'replays':
       return sameRequest(server, await replayTarget(server, keys[0]!));
     case 'cycles':
-      return async (s) => ({ per_sec: (await cycleLoad(server, keys, CONNECTIONS, s)).per_sec, p99_ms: null });
+      return async (s) => ({ per_sec: (await cycleLoad(server, keys, CONNECTIONS, s)).per_sec, p99_ms: null, max_ms: null });
     case 'fingerprint':
       return sameRequest(server, fingerprintTarget({ authorization: `Bearer ${keys[0]!}` }));
     default:
-      throw new Error(`--load ${kind}: new-key, replays, cycles or fingerprint`);
+      throw new Error(`--load ${kind}: new-key, new-connections, replays, cycles or fingerprint`);
   }
 }
 
@@ -68,7 +76,42 @@ function sameRequest(server: BenchServer, target: Omit<LoadOptions, 'url' | 'con
 function asMeasure(run: (seconds: number) => Promise<Rate>): Measure {
   return async (s) => {
     const rate = await run(s);
-    return { per_sec: rate.rps, p99_ms: rate.p99_ms };
+    return { per_sec: rate.rps, p99_ms: rate.p99_ms, max_ms: rate.max_ms };
+  };
+}
+
+/** CONNECTIONS workers, each sending new-key claims one after another, every one on a new connection (autocannon keeps connections alive). */
+async function newConnectionClaims(server: BenchServer, keys: string[], s: number): Promise<{ per_sec: number; p99_ms: number; max_ms: number }> {
+  const run = crypto.randomBytes(4).toString('hex');
+  const latencies: number[] = [];
+  let n = 0;
+  const began = performance.now();
+  const until = began + s * 1000;
+  const claim = (i: number) => new Promise<void>((resolve, reject) => {
+    const body = CLAIM_BODY(i);
+    const sent = performance.now();
+    const request = http.request(`${server.url}/v1/operations`, {
+      method: 'POST', agent: false,
+      headers: { authorization: `Bearer ${keys[i % keys.length]}`, 'idempotency-key': `bench-nc-${run}-${i}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    }, (response) => {
+      response.resume();
+      response.on('end', () => {
+        if (response.statusCode !== 201) return reject(new Error(`new-connections: ${response.statusCode}`));
+        latencies.push(performance.now() - sent);
+        resolve();
+      });
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
+  await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
+    while (performance.now() < until) await claim(n++);
+  }));
+  latencies.sort((a, b) => a - b);
+  return {
+    per_sec: Math.round((latencies.length / ((performance.now() - began) / 1000)) * 10) / 10,
+    p99_ms: Math.round(latencies[Math.floor(latencies.length * 0.99)] ?? 0),
+    max_ms: Math.round(latencies.at(-1) ?? 0),
   };
 }
 
@@ -104,6 +147,7 @@ const summary = {
   a_server_cpu_us: result.A.map((s) => s.server_cpu_us), b_server_cpu_us: result.B.map((s) => s.server_cpu_us),
   a_client_cpu_us: result.A.map((s) => s.client_cpu_us), b_client_cpu_us: result.B.map((s) => s.client_cpu_us),
   a_p99_ms: result.A.map((s) => s.p99_ms), b_p99_ms: result.B.map((s) => s.p99_ms),
+  a_max_ms: result.A.map((s) => s.max_ms), b_max_ms: result.B.map((s) => s.max_ms),
   b_over_a: Math.round((mean(result.B, (s) => s.per_sec) / mean(result.A, (s) => s.per_sec)) * 1000) / 1000,
   b_over_a_server_cpu: Math.round((mean(result.B, (s) => s.server_cpu_us) / mean(result.A, (s) => s.server_cpu_us)) * 1000) / 1000,
 };

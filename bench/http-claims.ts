@@ -224,7 +224,7 @@ export function defaultPostgresAdminUrl(): string {
   return process.env.GATEHOUSE_BENCH_DATABASE_URL ?? process.env.GATEHOUSE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 }
 
-const CLAIM_BODY = (n: number) => JSON.stringify({ method: 'POST', route: '/v1/tickets', command: { title: 'bench ticket', amount_minor: 1000 + n, currency: 'EUR' } });
+export const CLAIM_BODY = (n: number) => JSON.stringify({ method: 'POST', route: '/v1/tickets', command: { title: 'bench ticket', amount_minor: 1000 + n, currency: 'EUR' } });
 
 /** How requests meet instances: any account on any instance, or each account's on one instance. */
 type Routing = 'any' | 'by-account';
