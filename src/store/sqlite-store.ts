@@ -21,7 +21,7 @@ const MAX_STATEMENTS = 500;
 export const BUSY_WAIT_MS = 5_000;
 const BUSY_TIMEOUT_PRAGMA_MS = 10;
 const BUSY_RETRY_MS = 25;
-/** The longest a batch waits while connections keep arriving: about one fsync, so a batch is never held longer than the one before it took. */
+/** The longest a batch is held while connections keep arriving: about what one batch of claims takes to run and commit, so the latency it adds stays below one batch's. */
 export const ARRIVAL_HOLD_MS = 10;
 
 interface Unit {
@@ -165,8 +165,9 @@ export class SqliteStore implements Store {
 
   /**
    * Node 20's libuv accepts one connection per event-loop turn (libuv #3696, since 1.45), and each
-   * batch holds its turn for an fsync. A burst of new connections (gateways reconnecting after a
-   * restart) would be accepted one per fsync: the 50th after ~450 ms (BENCHMARKS.md). While
+   * batch holds its turn while it runs and while its COMMIT fsyncs. A burst of new connections
+   * (gateways reconnecting after a restart) would be accepted one per batch: the 50th after
+   * ~450 ms (BENCHMARKS.md). While
    * connections keep arriving, the loop takes short turns (accept, read the requests) before the
    * batch, for at most ARRIVAL_HOLD_MS; the requests they bring join this batch.
    */
