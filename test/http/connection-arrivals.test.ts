@@ -1,11 +1,13 @@
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import test from 'ava';
+import { connectionArrivals } from '../../src/http/connection-arrivals.js';
 import { startTestApp } from '../helpers/app.js';
 
 // Node 20's libuv accepts one connection per event-loop turn, and on SQLite each group commit holds
-// its turn for an fsync. The server tells the store when connections are arriving
+// its turn while it runs and fsyncs. The server tells the store when connections are arriving
 // (src/http/connection-arrivals.ts), and the store lets them in before its next batch
-// (SqliteStore.letArrivalsIn): a burst of new connections is not accepted one per fsync.
+// (SqliteStore.letArrivalsIn): a burst of new connections is not accepted one per batch.
 
 function postOnNewConnection(url: string, key: string, idempotencyKey: string, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -21,24 +23,34 @@ function postOnNewConnection(url: string, key: string, idempotencyKey: string, b
   });
 }
 
-test('[sqlite] a new connection tells the store work is arriving, once; a request on a kept-alive connection does not', async (t) => {
-  const app = await startTestApp(t, 'sqlite');
-  const arrivals = app.context.store.arrivals;
-  t.truthy(arrivals, 'the server wired its connections to the store');
-  arrivals!();
+test('a new connection sets the signal, asking clears it, and a request on a kept-alive connection does not set it', async (t) => {
+  // A bare server: the service's own lease sweeper would ask (and clear) the signal at its own times.
+  const server = http.createServer((_req, res) => res.end('{}'));
+  const arrivals = connectionArrivals(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  t.teardown(() => agent.destroy());
+  t.teardown(() => {
+    agent.destroy();
+    server.close();
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   const get = () => new Promise<void>((resolve, reject) => {
-    http.get(`${app.url}/v1/openapi.json`, { agent }, (response) => {
+    http.get(url, { agent }, (response) => {
       response.resume();
       response.on('end', resolve);
     }).on('error', reject);
   });
+  t.false(arrivals(), 'nothing has arrived yet');
   await get();
-  t.true(arrivals!(), 'the first answer came on a new connection');
-  t.false(arrivals!(), 'asking clears it');
+  t.true(arrivals(), 'the first answer came on a new connection');
+  t.false(arrivals(), 'asking clears it');
   await get();
-  t.false(arrivals!(), 'the same connection again: nothing new arrived');
+  t.false(arrivals(), 'the same connection again: nothing new arrived');
+});
+
+test('[sqlite] the service wires its connections to the store', async (t) => {
+  const app = await startTestApp(t, 'sqlite');
+  t.is(typeof app.context.store.arrivals, 'function');
 });
 
 test('[sqlite] claims on a burst of new connections are all answered, in a few batches rather than one per connection', async (t) => {
@@ -55,7 +67,9 @@ test('[sqlite] claims on a burst of new connections are all answered, in a few b
   const body = (i: number) => JSON.stringify({ method: 'POST', route: '/v1/tickets', command: { title: `burst ${i}` } });
   const statuses = await Promise.all(Array.from({ length: burst }, (_, i) => postOnNewConnection(app.url, gw, `burst-${i}`, body(i))));
   t.deepEqual(statuses, Array(burst).fill(201));
-  t.is(batches.reduce((a, b) => a + b, 0), burst, 'every claim committed once');
-  // One per connection (40) when each new connection waits for the fsync of the batch before it.
-  t.true(batches.length <= burst / 4, `${batches.length} batches: ${batches.join(' ')}`);
+  // The lease sweeper (every second) and the checkpoint timer may commit a unit of their own meanwhile.
+  const units = batches.reduce((a, b) => a + b, 0);
+  t.true(units >= burst && units <= burst + 2, `${units} units committed`);
+  // One batch per connection (40) when each new connection waits for the batch before it.
+  t.true(batches.length <= burst / 4 + 2, `${batches.length} batches: ${batches.join(' ')}`);
 });

@@ -58,7 +58,7 @@ for (const kind of await storeKinds()) {
   });
 }
 
-// SQLite's COMMIT holds the event loop for its fsync, so it asks, before each batch, whether
+// A SQLite batch holds the event loop while it runs and its COMMIT fsyncs, so the store asks, before each batch, whether
 // connections are arriving (Store.arrivals), and gives the loop turns to take them in first.
 test('[sqlite] a batch waits while work is arriving, and carries what arrived', async (t) => {
   const { store } = await freshStore(t, 'sqlite');
