@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { AfterCommit, type CommitObserver, type Db, type UnitOfWork } from './store.js';
 import { WorkAbandonedError, type WorkScope } from './work-scope.js';
@@ -70,7 +71,7 @@ export class AccountGroupCommit {
     try {
       while (lane.queue.length > 0) {
         // Let the event loop hand over every unit that arrived during the last batch.
-        await new Promise((resolve) => setImmediate(resolve));
+        await nextTurn();
         const { again, pause } = await this.runBatch(lane, lane.queue.splice(0, MAX_BATCH));
         lane.queue.unshift(...again);
         if (pause) await pause;

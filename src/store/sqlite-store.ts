@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../schema/database.js';
@@ -235,11 +236,6 @@ export class SqliteStore implements Store {
 /** What a unit's caller is told: SQLite's outages (busy, disk full, I/O) as store_unavailable, anything else as it is. */
 function reported(error: unknown): unknown {
   return isSqliteOutage(error) ? new StoreUnavailableError(error) : error;
-}
-
-/** One turn of the event loop: everything ready to be read (and one new connection) is taken in. */
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** What becomes of each unit of one batch: answered, waiting for the COMMIT, or handed back to run again. */

@@ -33,6 +33,7 @@
  * seq <= b`, the last has no upper bound (so text or blob seqs, which sort after numbers, are
  * seen).
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { VerificationRun } from './run.js';
@@ -292,7 +293,7 @@ export async function verifySlices(options: {
         }
         if (st.stopped) mine = false; // nothing after it matters; wait for the slices before it
         // Let the workers' messages in before the next slice.
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        await nextTurn();
       } else {
         mine = false;
         await new Promise<void>((resolve) => (wake = resolve));
