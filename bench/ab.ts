@@ -17,12 +17,11 @@
 // much less so) and the load generator's.
 // --postgres runs both on PostgreSQL instead (each on a fresh database of the bench server).
 import crypto from 'node:crypto';
-import http from 'node:http';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { cpuPerAnswer } from './cpu-usage.js';
 import {
-  CLAIM_BODY, cycleLoad, defaultPostgresAdminUrl, fingerprintTarget, gatewayKeys, load, newKeyLoad, replayTarget, withGatehouse, type BenchServer, type LoadOptions, type Rate,
+  CLAIM_BODY, cycleLoad, defaultPostgresAdminUrl, fingerprintTarget, gatewayKeys, load, newKeyLoad, post, replayTarget, withGatehouse, type BenchServer, type LoadOptions, type Rate,
 } from './http-claims.js';
 
 const { values } = parseArgs({
@@ -87,23 +86,13 @@ async function newConnectionClaims(server: BenchServer, keys: string[], s: numbe
   let n = 0;
   const began = performance.now();
   const until = began + s * 1000;
-  const claim = (i: number) => new Promise<void>((resolve, reject) => {
-    const body = CLAIM_BODY(i);
+  const claim = async (i: number) => {
+    const headers = { authorization: `Bearer ${keys[i % keys.length]}`, 'idempotency-key': `bench-nc-${run}-${i}`, 'content-type': 'application/json' };
     const sent = performance.now();
-    const request = http.request(`${server.url}/v1/operations`, {
-      method: 'POST', agent: false,
-      headers: { authorization: `Bearer ${keys[i % keys.length]}`, 'idempotency-key': `bench-nc-${run}-${i}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-    }, (response) => {
-      response.resume();
-      response.on('end', () => {
-        if (response.statusCode !== 201) return reject(new Error(`new-connections: ${response.statusCode}`));
-        latencies.push(performance.now() - sent);
-        resolve();
-      });
-    });
-    request.on('error', reject);
-    request.end(body);
-  });
+    const { status } = await post(`${server.url}/v1/operations`, headers, CLAIM_BODY(i), { agent: false });
+    if (status !== 201) throw new Error(`new-connections: ${status}`);
+    latencies.push(performance.now() - sent);
+  };
   await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
     while (performance.now() < until) await claim(n++);
   }));

@@ -419,9 +419,10 @@ export async function fullCycle(url: string, who: Record<string, string>, idem: 
  */
 const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
-function post(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; text: string }> {
+/** A POST on the bench's keep-alive agent; `agent: false`, on a connection of its own. */
+export function post(url: string, headers: Record<string, string>, body: string, options: { agent?: http.Agent | false } = {}): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const request = http.request(url, { method: 'POST', agent: keepAlive, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (response) => {
+    const request = http.request(url, { method: 'POST', agent: options.agent ?? keepAlive, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (response) => {
       let text = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (text += chunk));
