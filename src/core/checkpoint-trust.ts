@@ -103,10 +103,13 @@ function whyUnverified(err: NoteError): string {
 }
 
 /**
- * The size a checkpoint claims, for naming it in a failure: its JSON tree_size, else the size
- * line of its (unverified) note; at least 1, since the report names a seq.
+ * The size a checkpoint claims before its signature is checked: its JSON tree_size, else the
+ * size line of its (unverified) note; at least 1, since a failure report names a seq. Also
+ * where the parallel verify cuts its slices before the signatures are checked (run.ts
+ * claimedSizes): a checkpoint check() trusts signs this size (or 0, which is never ahead of
+ * the log), because a tree_size that differs from the note is refused.
  */
-function claimedSize(checkpoint: VerifierCheckpoint | null | undefined): number {
+export function claimedSize(checkpoint: VerifierCheckpoint | null | undefined): number {
   const fromJson = checkpoint?.tree_size;
   if (typeof fromJson === 'number' && Number.isSafeInteger(fromJson)) return Math.max(fromJson, 1);
   const note = checkpoint?.note;

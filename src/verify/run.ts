@@ -5,7 +5,7 @@
  * checkpoints the user saved, the master key).
  */
 import { type AccountVerdict, ChainVerifier } from '../core/chain-verifier.js';
-import type { VerifierCheckpoint } from '../core/checkpoint-trust.js';
+import { type VerifierCheckpoint, claimedSize } from '../core/checkpoint-trust.js';
 import type { NoteVerifierKey } from '../core/signing-key.js';
 import type { VerifierEvent } from '../core/verifier-event.js';
 import type { GivenCheckpoint } from './given-checkpoints.js';
@@ -108,6 +108,16 @@ export class VerificationRun {
   /** Whether the open account's verifier takes rows checked elsewhere (ChainVerifier.acceptsCheckedSubtrees). */
   get acceptsCheckedSubtrees(): boolean {
     return this.#open?.verifier.acceptsCheckedSubtrees ?? false;
+  }
+
+  /**
+   * The sizes the account's checkpoints claim, stored and given, ascending, before beginAccount
+   * checks a signature: every size where a trusted one will wait (waitingSizes) is among them,
+   * and a claim that fails its check is only one more place where nothing waits.
+   */
+  claimedSizes(start: AccountStart): number[] {
+    const given = this.#options.given.filter((g) => g.accountId === start.accountId).map((g) => g.checkpoint);
+    return [...new Set([...start.checkpoints, ...given].map(claimedSize))].sort((a, b) => a - b);
   }
 
   /** Sizes ahead of the open account's log where a checkpoint waits (ChainVerifier.waitingSizes). */

@@ -10,7 +10,7 @@ import type { VerifierCheckpoint } from '../core/checkpoint-trust.js';
 import { VerifyInputError, ioErrorCode } from './errors.js';
 import { EVENT_COLUMNS } from './columns.js';
 import { withCosignatureLines } from './cosignature-lines.js';
-import type { VerificationRun } from './run.js';
+import type { AccountStart, VerificationRun } from './run.js';
 import { type ParallelSettings, SliceWorkers, verifySlices } from './sqlite-slices.js';
 
 /**
@@ -110,28 +110,26 @@ export class SqliteLedgerReader {
     const lines = hasCosignatures
       ? this.#db.prepare('SELECT tree_size, line FROM checkpoint_cosignatures WHERE account_id = ? ORDER BY tree_size, witness').all(accountId) as Array<{ tree_size: number; line: string }>
       : [];
-    const checkpoints = withCosignatureLines(stored, lines);
-    run.beginAccount({ accountId, checkpoints, ...(key !== undefined ? { wrappedDataKey: key[0] } : {}) });
+    const start: AccountStart = { accountId, checkpoints: withCosignatureLines(stored, lines), ...(key !== undefined ? { wrappedDataKey: key[0] } : {}) };
     let after: number | null = null;
     const maxSeq = this.#db.prepare('SELECT MAX(seq) FROM events WHERE account_id = ?').pluck().get(accountId);
-    if (
-      this.#settings.threads >= 2 && typeof maxSeq === 'number' && Number.isSafeInteger(maxSeq) &&
-      maxSeq >= this.#settings.minEvents && run.acceptsCheckedSubtrees
-    ) {
-      const dataKey = unwrapForFastPath(run.masterKey, accountId, key?.[0]);
-      const workers = this.#early ?? SliceWorkers.start(this.#file, this.#settings.threads - 1);
-      this.#early = null;
-      if (workers !== null) {
-        try {
-          const result = await verifySlices({ workers, db: this.#db, run, accountId, maxSeq, dataKey, settings: this.#settings });
-          if (result.done) {
-            run.endAccount();
-            return;
-          }
-          after = result.after;
-        } finally {
-          await workers.terminate();
+    const sliced = this.#settings.threads >= 2 && typeof maxSeq === 'number' && Number.isSafeInteger(maxSeq) && maxSeq >= this.#settings.minEvents;
+    const workers = sliced ? this.#early ?? SliceWorkers.start(this.#file, this.#settings.threads - 1) : null;
+    if (sliced) this.#early = null;
+    if (workers === null) {
+      run.beginAccount(start);
+    } else {
+      try {
+        // verifySlices begins the account once the workers have their slices.
+        const dataKey = unwrapForFastPath(run.masterKey, accountId, key?.[0]);
+        const result = await verifySlices({ workers, db: this.#db, run, start, maxSeq: maxSeq as number, dataKey, settings: this.#settings });
+        if (result.done) {
+          run.endAccount();
+          return;
         }
+        after = result.after;
+      } finally {
+        await workers.terminate();
       }
     }
     // The reference path: every row in seq order (or those after the last one the slices gave).

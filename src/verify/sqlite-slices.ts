@@ -36,7 +36,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import type BetterSqlite3 from 'better-sqlite3';
-import type { VerificationRun } from './run.js';
+import type { AccountStart, VerificationRun } from './run.js';
 import { payloadOpens } from '../core/account-data-key.js';
 import { type Opens, type SliceAssignment, type SliceBatch, type SliceEnd, type SliceTask, STOPPED, checkSlice, sliceTaker } from './slice-check.js';
 import type { ParallelSettings } from '../config/verify-tuning.js';
@@ -75,8 +75,9 @@ function startWorker(file: string): Worker {
 /**
  * Worker threads for the slices, started as soon as the file is open (sqlite-reader.ts), when its
  * largest chain is long enough for slices: a worker's start-up (a V8 isolate, its modules, the
- * file opened: ~0.15 s) then overlaps this thread's own (libsodium, the keys, every checkpoint's
- * signature: ~0.2 s on a 1M-event log) instead of following it. Until verifySlices gives them
+ * file opened: ~0.1 s) then overlaps this thread's own (the keys, the checkpoints read) instead
+ * of following it, and every checkpoint's signature is checked after the workers have their
+ * slices (verifySlices; ~0.15 s on a 1M-event log). Until verifySlices gives them
  * work, a worker that fails is only noted (`failed`), never an unhandled 'error'.
  */
 export class SliceWorkers {
@@ -170,7 +171,9 @@ export function guidedSliceBounds(maxSeq: number, threads: number, sliceEvents: 
 type Outcome = { done: true } | { done: false; after: number | null };
 
 /**
- * Verify the account's events in slices, feeding `run` (its account already begun): this
+ * Verify the account's events in slices, feeding `run`, which begins `start` here once the
+ * workers have their slices (its checkpoints' signatures, ~0.1 ms each, are then checked while
+ * the workers check rows instead of before they may start): this
  * thread (a worker costs ~0.3 CPU-s and ~35 MB to start, so this thread is one of the T) and
  * T-1 workers check slices as settings.schedule says; this thread takes every slice's batches
  * in seq order with run.addCheckedSubtrees, keeping those that come early (a slice after one
@@ -183,22 +186,30 @@ export async function verifySlices(options: {
   workers: SliceWorkers;
   /** This thread's read-only connection to the same file. */
   db: BetterSqlite3.Database;
+  /** Begun here (beginAccount) once the workers have their slices. */
   run: VerificationRun;
-  accountId: string;
+  start: AccountStart;
   /** MAX(seq) of the account. */
   maxSeq: number;
   dataKey: Uint8Array | null;
   settings: ParallelSettings;
 }): Promise<Outcome> {
-  const { db, run, accountId, maxSeq, dataKey, settings } = options;
-  // A worker that failed while this thread checked the keys and checkpoints: the reference path does it all.
-  if (options.workers.failed) return { done: false, after: null };
+  const { db, run, start, maxSeq, dataKey, settings } = options;
+  const { accountId } = start;
+  // A worker that failed while this thread read the keys and the file: the reference path does it all.
+  if (options.workers.failed) {
+    run.beginAccount(start);
+    return { done: false, after: null };
+  }
   const threads = Math.max(settings.threads, 2);
-  const waiting = run.waitingSizes();
+  // The slices are cut where the checkpoints claim a size, before their signatures are checked
+  // (that is ~0.1 ms each: the workers start on their slices meanwhile). Every size where a
+  // trusted checkpoint waits is among the claims; one that fails its check is only an extra cut.
+  const claimed = run.claimedSizes(start);
   // Shrinking slices when any thread may take any slice; this thread's smaller when it has its own.
   const bounds = settings.schedule === 'shared' ? guidedSliceBounds(maxSeq, threads, settings.sliceEvents) : sliceBounds(maxSeq, threads, settings);
   const slices: SliceTask[] = bounds.map(({ after, upTo }, id) => ({
-    id, accountId, after, upTo, dataKey, pageRows: settings.pageRows, cuts: waiting.filter((s) => (after === null || s > after) && (upTo === null || s <= upTo)),
+    id, accountId, after, upTo, dataKey, pageRows: settings.pageRows, cuts: claimed.filter((s) => (after === null || s > after) && (upTo === null || s <= upTo)),
   }));
   const taken = new SharedArrayBuffer(4);
   const counter = new Int32Array(taken);
@@ -235,6 +246,13 @@ export async function verifySlices(options: {
     worker.on('exit', broken);
     const assignment: SliceAssignment = { kind: 'slices', slices, schedule: settings.schedule, taken, first: w + 1, step: threads };
     worker.postMessage(assignment);
+  }
+
+  run.beginAccount(start);
+  if (!run.acceptsCheckedSubtrees) {
+    // The data key does not unwrap: the reference path takes every row and names the failure.
+    stop();
+    return { done: false, after: null };
   }
 
   const next = sliceTaker({ schedule: settings.schedule, taken, first: 0, step: threads });

@@ -7,6 +7,7 @@ import { payloadOpens, unwrapForFastPath } from '../../src/core/account-data-key
 import { checkEventRow, checkEventRowHexPayload, checkEventRowOfAccountHexPayload } from '../../src/core/event-hash.js';
 import { sha256Hex } from '../../src/core/hash.js';
 import type { VerifierCheckpoint } from '../../src/core/checkpoint-trust.js';
+import { readGivenCheckpoint } from '../../src/verify/given-checkpoints.js';
 import { readKeyFile } from '../../src/verify/key-file.js';
 import { VerificationRun } from '../../src/verify/run.js';
 import { SqliteLedgerReader } from '../../src/verify/sqlite-reader.js';
@@ -111,11 +112,10 @@ test('the slices run on worker threads under ava: an intact ledger is taken whol
   const slices = async (dataKey: Uint8Array | null = null) => {
     const reader = SqliteLedgerReader.open(db, settings);
     const run = new VerificationRun({ trustedKeys: keysFromDataDir(dataDir, reader.ledgerId), ledgerId: reader.ledgerId, given: [] });
-    run.beginAccount({ accountId: ACCOUNT, checkpoints: [] });
     const own = new BetterSqlite3(db, { readonly: true });
     const workers = SliceWorkers.start(db, settings.threads - 1)!;
     try {
-      return await verifySlices({ workers, db: own, run, accountId: ACCOUNT, maxSeq: EVENTS, dataKey, settings });
+      return await verifySlices({ workers, db: own, run, start: { accountId: ACCOUNT, checkpoints: [] }, maxSeq: EVENTS, dataKey, settings });
     } finally {
       await workers.terminate();
       run.finish();
@@ -143,14 +143,14 @@ test('a worker started early that fails before it is given slices (its file gone
   const settings = { threads: 2, minEvents: 2, sliceEvents: 6, mainShare: 1, pageRows: 4, schedule: 'shared' as const };
   const reader = SqliteLedgerReader.open(db, settings);
   const run = new VerificationRun({ trustedKeys: keysFromDataDir(dataDir, reader.ledgerId), ledgerId: reader.ledgerId, given: [] });
-  run.beginAccount({ accountId: ACCOUNT, checkpoints: [] });
   const own = new BetterSqlite3(db, { readonly: true });
   const workers = SliceWorkers.start(path.join(path.dirname(db), 'no-such.db'), 1)!;
   try {
     // Its 'error' (the file cannot be opened) arrives while nobody has given it work: noted, not thrown.
     await new Promise((resolve) => workers.workers[0]!.once('exit', resolve));
     t.true(workers.failed);
-    t.deepEqual(await verifySlices({ workers, db: own, run, accountId: ACCOUNT, maxSeq: EVENTS, dataKey: null, settings }), { done: false, after: null });
+    t.deepEqual(await verifySlices({ workers, db: own, run, start: { accountId: ACCOUNT, checkpoints: [] }, maxSeq: EVENTS, dataKey: null, settings }), { done: false, after: null });
+    t.is(run.currentAccount, ACCOUNT, 'the account is begun for the reference path all the same');
   } finally {
     await workers.terminate();
     run.finish();
@@ -347,6 +347,11 @@ test('workers hash the Merkle subtrees of their slices: checkpoints inside worke
     return file;
   };
   const intact = await copy();
+  // A given checkpoint's size is claimed too, from its note when it is bare note text.
+  const bare = path.join(dataDir, 'cp-21.note');
+  fs.writeFileSync(bare, (JSON.parse(fs.readFileSync(cp21, 'utf8')) as { note: string }).note);
+  const withGiven = new VerificationRun({ trustedKeys: [], ledgerId: null, given: [readGivenCheckpoint(cp9), readGivenCheckpoint(bare)] });
+  t.deepEqual(withGiven.claimedSizes({ accountId: ACCOUNT, checkpoints: [] }), [9, 21]);
   const ok = await both(t, ['--db', intact, '--data-dir', dataDir, '--checkpoint', cp9, '--checkpoint', cp21]);
   t.is(ok.code, 0);
   t.is(ok.report.accounts[0].events, 37);
@@ -377,9 +382,10 @@ test('workers hash the Merkle subtrees of their slices: checkpoints inside worke
       const run = new VerificationRun({ trustedKeys: keysFromDataDir(dataDir, reader.ledgerId), ledgerId: reader.ledgerId, given: [] });
       const checkpoints = own.prepare('SELECT tree_size, root_hash, note FROM checkpoints WHERE account_id = ? ORDER BY tree_size').all(ACCOUNT) as VerifierCheckpoint[];
       t.deepEqual(checkpoints.map((c) => c.tree_size), [9, 21, 37]);
-      run.beginAccount({ accountId: ACCOUNT, checkpoints });
-      t.deepEqual(run.waitingSizes(), [9, 21, 37]);
-      const outcome = await verifySlices({ workers, db: own, run, accountId: ACCOUNT, maxSeq: 37, dataKey: null, settings });
+      const start = { accountId: ACCOUNT, checkpoints };
+      // The slices are cut where the checkpoints claim a size, before any signature is checked.
+      t.deepEqual(run.claimedSizes(start), [9, 21, 37]);
+      const outcome = await verifySlices({ workers, db: own, run, start, maxSeq: 37, dataKey: null, settings });
       return { outcome, verdict: run.finish()[0]! };
     } finally {
       await workers.terminate();
@@ -400,6 +406,26 @@ test('workers hash the Merkle subtrees of their slices: checkpoints inside worke
     t.deepEqual(caught.outcome, { done: true });
     t.like(caught.verdict, { events: 37, first_bad_seq: 21 });
   }
+
+  // A stored checkpoint whose signature fails: the slices are still cut at the size it claims
+  // (cut before the signatures are checked), nothing waits there, the slices are taken whole,
+  // and the report is the reference path's.
+  const unsigned = await copy();
+  tamperSqlite(unsigned, (d) => {
+    const note = d.prepare('SELECT note FROM checkpoints WHERE account_id = ? AND tree_size = 21').pluck().get(ACCOUNT) as string;
+    const at = note.length - 20; // inside the signature's base64
+    const forged = note.slice(0, at) + (note[at] === 'A' ? 'B' : 'A') + note.slice(at + 1);
+    d.prepare('UPDATE checkpoints SET note = ? WHERE account_id = ? AND tree_size = 21').run(forged, ACCOUNT);
+  });
+  for (const threads of [2, 3]) {
+    const r = await inProcess(unsigned, threads);
+    t.deepEqual(r.outcome, { done: true });
+    t.like(r.verdict, { events: 37, checkpoints: 2, first_bad_seq: 21 });
+    t.regex(r.verdict.reason!, /stored checkpoint at size 21/);
+  }
+  const unsignedReport = await both(t, ['--db', unsigned, '--data-dir', dataDir]);
+  t.is(unsignedReport.code, 1);
+  t.is(unsignedReport.report.accounts[0].first_bad_seq, 21);
 
   // A header edited inside a worker slice is still caught at its own seq.
   const edited = await copy();
