@@ -112,17 +112,12 @@ export class VerificationRun {
 
   /**
    * The sizes the account's checkpoints claim, stored and given, ascending, before beginAccount
-   * checks a signature: every size where a trusted one will wait (waitingSizes) is among them,
-   * and a claim that fails its check is only one more place where nothing waits.
+   * checks a signature: every size where a trusted one will wait (ChainVerifier.waitingSizes)
+   * is among them, and a claim that fails its check is only one more place where nothing waits.
    */
   claimedSizes(start: AccountStart): number[] {
     const given = this.#options.given.filter((g) => g.accountId === start.accountId).map((g) => g.checkpoint);
     return [...new Set([...start.checkpoints, ...given].map(claimedSize))].sort((a, b) => a - b);
-  }
-
-  /** Sizes ahead of the open account's log where a checkpoint waits (ChainVerifier.waitingSizes). */
-  waitingSizes(): number[] {
-    return this.#open!.verifier.waitingSizes();
   }
 
   /**
