@@ -35,7 +35,7 @@
  */
 import { payloadOpens, unwrapAccountDataKey } from './account-data-key.js';
 import { CheckpointRoots } from './checkpoint-roots.js';
-import { TsOrder, type TsRegressions } from './ts-order.js';
+import { TsOrder, type TsRunSummary } from './ts-order.js';
 import { CheckpointTrust, type VerifierCheckpoint } from './checkpoint-trust.js';
 import { EventChecks, chainedHash } from './event-checks.js';
 import { checkEventRow } from './event-hash.js';
@@ -167,7 +167,7 @@ export class ChainVerifier {
    */
   addCheckedSubtrees(
     firstSeq: number, firstPrevHash: string, lastHash: string, count: number, levels: Uint8Array, hashes: Buffer, subtrees: number,
-    ts?: { firstTs: string | null; lastTs: string | null; inside: TsRegressions },
+    ts?: TsRunSummary,
   ): boolean {
     const frontier = this.#frontier;
     const start = frontier.size;

@@ -42,27 +42,42 @@ export class TsOrder {
   }
 }
 
-/** The same watch inside a worker's run of rows (seq and ts as stored). */
-export function runTsWatch(): { note(seq: number, ts: unknown): void; take(): { firstTs: string | null; lastTs: string | null; inside: TsRegressions } } {
-  let firstTs: string | null = null;
-  let lastTs: string | null = null;
-  let inside: TsRegressions = { firstSeq: null, count: 0 };
-  return {
-    note(seq, ts) {
-      if (typeof ts !== 'string' || !TS.test(ts)) return;
-      if (firstTs === null) firstTs = ts;
-      else if (lastTs !== null && ts < lastTs) {
-        inside.firstSeq ??= seq;
-        inside.count++;
-      }
-      lastTs = ts;
-    },
-    take() {
-      const run = { firstTs, lastTs, inside };
-      firstTs = null;
-      lastTs = null;
-      inside = { firstSeq: null, count: 0 };
-      return run;
-    },
-  };
+/** What a run of rows says of its event times: its first and last ts, and the regressions inside it. */
+export interface TsRunSummary {
+  firstTs: string | null;
+  lastTs: string | null;
+  inside: TsRegressions;
+}
+
+/**
+ * The same watch over a run of rows checked elsewhere (a slice of the parallel verify: seq and
+ * ts as stored), taken in pieces for TsOrder.noteRun.
+ *
+ * A class, not an object of closures made per run: the slice check's optimized code inlines
+ * `note` against the function it saw, and a closure made anew for every slice is another
+ * function, which deoptimized that code once per slice (BENCHMARKS.md, seventeenth session).
+ */
+export class TsRun {
+  #firstTs: string | null = null;
+  #lastTs: string | null = null;
+  #inside: TsRegressions = { firstSeq: null, count: 0 };
+
+  note(seq: number, ts: unknown): void {
+    if (typeof ts !== 'string' || !TS.test(ts)) return;
+    if (this.#firstTs === null) this.#firstTs = ts;
+    else if (this.#lastTs !== null && ts < this.#lastTs) {
+      this.#inside.firstSeq ??= seq;
+      this.#inside.count++;
+    }
+    this.#lastTs = ts;
+  }
+
+  /** The run so far, and a new one from here. */
+  take(): TsRunSummary {
+    const run = { firstTs: this.#firstTs, lastTs: this.#lastTs, inside: this.#inside };
+    this.#firstTs = null;
+    this.#lastTs = null;
+    this.#inside = { firstSeq: null, count: 0 };
+    return run;
+  }
 }

@@ -13,7 +13,7 @@ import { checkEventRowOfAccountHexPayload } from '../core/event-hash.js';
 import { HEX64 } from '../core/event-shape.js';
 import { EVENT_COLUMNS_OF_ACCOUNT, SLICE_ACCOUNT, SLICE_ROW } from './columns.js';
 import { SubtreeRange } from '../core/merkle.js';
-import { type TsRegressions, runTsWatch } from '../core/ts-order.js';
+import { TsRun, type TsRunSummary } from '../core/ts-order.js';
 
 /** One slice, as the main thread hands it to a worker (sqlite-slices.ts cuts them). */
 export interface SliceTask {
@@ -43,7 +43,7 @@ export interface SliceBatch {
   levels: ArrayBuffer;
   hashes: ArrayBuffer;
   /** The batch's event times: first, last, and where they went backwards inside it. */
-  ts: { firstTs: string | null; lastTs: string | null; inside: TsRegressions };
+  ts: TsRunSummary;
 }
 
 export interface SliceEnd {
@@ -148,44 +148,87 @@ export function* sliceRows(db: BetterSqlite3.Database, task: Pick<SliceTask, 'ac
 }
 
 /**
+ * A slice's accepted rows, gathered into batches: the subtrees over their leaves (cut where
+ * checkSlice says), their first seq and prev_hash, last hash and event times.
+ *
+ * A class, not closures made in checkSlice: V8 inlines these calls into checkSlice's optimized
+ * code against the functions it saw there, and closures made anew for every slice are new
+ * functions, so each slice deoptimized that code and had it compiled again (seventeen compiles
+ * of checkSlice in a 1M-event verify; BENCHMARKS.md, seventeenth session).
+ */
+class SliceBatches {
+  readonly #id: number;
+  readonly #range: SubtreeRange;
+  readonly #times = new TsRun();
+  readonly #emit: (batch: SliceBatch) => boolean | void;
+  #levels = new Uint8Array(MAX_SUBTREES);
+  // Slow: its own ArrayBuffer, never Buffer's shared pool, since it is transferred.
+  #hashes = Buffer.allocUnsafeSlow(MAX_SUBTREES * 32);
+  #subtrees = 0;
+  #count = 0;
+  #firstSeq = 0;
+  #firstPrev = '';
+  #lastHash = '';
+  /** `emit` refused a batch: the slice stops. */
+  refused = false;
+
+  constructor(id: number, treeSize: number, emit: (batch: SliceBatch) => boolean | void) {
+    this.#id = id;
+    this.#range = new SubtreeRange(treeSize);
+    this.#emit = emit;
+  }
+
+  /** The event `seq` was accepted: linked to `prev`, with this hash and ts. */
+  add(seq: number, prev: string, hash: string, ts: unknown): void {
+    if (this.#count === 0) {
+      this.#firstSeq = seq;
+      this.#firstPrev = prev;
+    }
+    this.#range.appendEventHash(hash);
+    this.#times.note(seq, ts);
+    this.#count++;
+    this.#lastHash = hash;
+  }
+
+  /** End the subtrees here (a checkpoint's size); true when the buffers could not take another run of them. */
+  cut(): boolean {
+    this.#subtrees += this.#range.take(this.#levels, this.#hashes, this.#subtrees);
+    return this.#subtrees + RUN_SUBTREES > MAX_SUBTREES;
+  }
+
+  /** Hand over the batch so far (its buffers are the receiver's), if it has any event. */
+  flush(): void {
+    this.#subtrees += this.#range.take(this.#levels, this.#hashes, this.#subtrees);
+    if (this.#count === 0) return;
+    const batch: SliceBatch = {
+      id: this.#id, kind: 'subtrees', firstSeq: this.#firstSeq, firstPrev: this.#firstPrev, lastHash: this.#lastHash,
+      count: this.#count, subtrees: this.#subtrees, levels: this.#levels.buffer as ArrayBuffer,
+      hashes: this.#hashes.buffer as ArrayBuffer, ts: this.#times.take(),
+    };
+    if (this.#emit(batch) === false) this.refused = true;
+    this.#levels = new Uint8Array(MAX_SUBTREES);
+    this.#hashes = Buffer.allocUnsafeSlow(MAX_SUBTREES * 32);
+    this.#subtrees = 0;
+    this.#count = 0;
+  }
+}
+
+/**
  * Check the slice's rows, handing over each batch (its buffers are the receiver's) to `emit`;
  * `emit` returning false stops the slice there. Returns whether it stopped before the slice's
  * end (a row the fast path refused, an error, emit's false).
  */
 export function checkSlice(db: BetterSqlite3.Database, task: SliceTask, opens: Opens | null, emit: (batch: SliceBatch) => boolean | void): boolean {
-  const { id, accountId, after, cuts } = task;
+  const { accountId, after, cuts } = task;
   let expected = after === null ? 1 : after + 1;
   let prev: string | null = null;
   // The tree's size before this slice is its first seq - 1: the main thread takes a batch only then.
-  const range = new SubtreeRange(expected - 1);
-  let levels = new Uint8Array(MAX_SUBTREES);
-  // Slow: its own ArrayBuffer, never Buffer's shared pool, since it is transferred.
-  let hashes = Buffer.allocUnsafeSlow(MAX_SUBTREES * 32);
-  let subtrees = 0;
-  let n = 0;
-  let firstSeq = expected;
-  let firstPrev = '';
-  let lastHash = '';
+  const batches = new SliceBatches(task.id, expected - 1, emit);
   let cut = 0;
-  const times = runTsWatch();
-  let refused = false;
-  const flush = () => {
-    subtrees += range.take(levels, hashes, subtrees);
-    if (n === 0) return;
-    const message: SliceBatch = {
-      id, kind: 'subtrees', firstSeq, firstPrev, lastHash, count: n, subtrees,
-      levels: levels.buffer as ArrayBuffer, hashes: hashes.buffer as ArrayBuffer, ts: times.take(),
-    };
-    if (emit(message) === false) refused = true;
-    levels = new Uint8Array(MAX_SUBTREES);
-    hashes = Buffer.allocUnsafeSlow(MAX_SUBTREES * 32);
-    subtrees = 0;
-    n = 0;
-  };
   let stopped = false;
   try {
     for (const r of sliceRows(db, task, task.pageRows)) {
-      if (refused) {
+      if (batches.refused) {
         stopped = true;
         break;
       }
@@ -197,28 +240,20 @@ export function checkSlice(db: BetterSqlite3.Database, task: SliceTask, opens: O
         stopped = true;
         break;
       }
-      if (n === 0) {
-        firstSeq = expected;
-        firstPrev = p as string;
-      }
-      range.appendEventHash(hash);
-      times.note(expected, r[SLICE_ROW.ts]);
-      n++;
-      lastHash = hash;
+      batches.add(expected, p as string, hash, r[SLICE_ROW.ts]);
       prev = hash;
-      if (expected === cuts[cut]) {
+      if (cut < cuts.length && expected === cuts[cut]) {
         // A checkpoint's size: the main thread must land on it to compare the root there.
         cut++;
-        subtrees += range.take(levels, hashes, subtrees);
-        if (expected % BATCH === 0 || subtrees + RUN_SUBTREES > MAX_SUBTREES) flush();
+        if (batches.cut() || expected % BATCH === 0) batches.flush();
       } else if (expected % BATCH === 0) {
-        flush();
+        batches.flush();
       }
       expected++;
     }
   } catch {
     stopped = true; // an I/O error: the reference path meets it again and reports it
   }
-  flush();
-  return stopped || refused;
+  batches.flush();
+  return stopped || batches.refused;
 }
