@@ -1,13 +1,11 @@
 // Grant verification in the gateway, before a write runs on an approved operation:
 // Ed25519 over the JCS of the grant's other fields, against public keys pinned out of band.
-import { createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { verify, type KeyObject } from 'node:crypto';
 import { canonicalize } from '../core/jcs.js';
+import { ed25519PublicKeyObject } from '../core/signing-key.js';
 import type { JsonObject } from '../core/json.js';
 import { GrantVerificationError } from './errors.js';
 import type { Grant, SigningKey } from './types.js';
-
-/** DER prefix of an Ed25519 SubjectPublicKeyInfo (RFC 8410); the raw 32-byte key follows. */
-const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
 /**
  * Public keys the gateway trusts, by key id. Accepts what `GET /v1/keys` answers (the object or
@@ -55,7 +53,7 @@ function rawKeyOf(k: SigningKey): string {
 export function ed25519PublicKey(rawBase64: string): KeyObject {
   const raw = Buffer.from(rawBase64, 'base64');
   if (raw.length !== 32) throw new TypeError(`an Ed25519 public key is 32 bytes, got ${raw.length}`);
-  return createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, raw]), format: 'der', type: 'spki' });
+  return ed25519PublicKeyObject(raw);
 }
 
 export interface GrantExpectation {
