@@ -33,7 +33,7 @@
  * their sizes (checkpoint-roots.ts), which failure the verdict names (first-failure.ts) and the
  * account's data key (account-data-key.ts).
  */
-import { payloadOpens, unwrapAccountDataKey } from './account-data-key.js';
+import { type MasterKey, type Opens, payloadOpener, unwrapAccountDataKey } from './account-data-key.js';
 import { CheckpointRoots } from './checkpoint-roots.js';
 import { TsOrder, type TsRunSummary } from './ts-order.js';
 import { CheckpointTrust, type VerifierCheckpoint } from './checkpoint-trust.js';
@@ -52,7 +52,7 @@ export interface ChainVerifierOptions {
   /** When given, a checkpoint's origin must be exactly `gatehouse/<ledgerId>/<accountId>`. */
   ledgerId?: string;
   /** With the master key and the account's wrapped data key, every payload must decrypt. */
-  masterKey?: Uint8Array;
+  masterKey?: MasterKey;
   /**
    * The account's wrapped data key; `null` means it was destroyed (the account is shredded:
    * payloads are unreadable, which is not tampering); undefined means not known to the reader.
@@ -74,7 +74,7 @@ export interface AccountVerdict {
 export class ChainVerifier {
   readonly accountId: string;
   /** Null when payloads are not opened: no master key, no wrapped key, or it did not unwrap. */
-  readonly #dataKey: Uint8Array | null;
+  readonly #opens: Opens | null;
   readonly #shredded: boolean;
 
   #events = 0;
@@ -98,8 +98,8 @@ export class ChainVerifier {
     this.#shredded = options.wrappedDataKey === null;
     const key = unwrapAccountDataKey(options.masterKey, options.accountId, options.wrappedDataKey);
     this.#keyFailed = key === 'does_not_unwrap';
-    this.#dataKey = key === 'does_not_unwrap' ? null : key;
-    this.#eventChecks = new EventChecks(this.accountId, this.#dataKey, this.#failures);
+    this.#opens = key === null || key === 'does_not_unwrap' ? null : payloadOpener(key, this.accountId);
+    this.#eventChecks = new EventChecks(this.accountId, this.#opens, this.#failures);
     this.#checkpointTrust = new CheckpointTrust(this.accountId, options.trustedKeys, options.ledgerId, this.#failures);
   }
 
@@ -119,7 +119,7 @@ export class ChainVerifier {
    */
   addRow(r: readonly unknown[]): void {
     if (!this.#finished && !this.#keyFailed) {
-      const hash = checkEventRow(r, this.#expectedSeq, this.#prevHash, this.accountId, this.#dataKey === null ? null : this.#opens);
+      const hash = checkEventRow(r, this.#expectedSeq, this.#prevHash, this.accountId, this.#opens);
       if (hash !== null) {
         this.#tsOrder.note(r[0], r[2]);
         this.#events++;
@@ -132,9 +132,6 @@ export class ChainVerifier {
     }
     this.addEvent(rowEvent(r));
   }
-
-  /** With the data key: whether a payload opens under it, bound to account and seq. */
-  readonly #opens = (seq: number, payload: Uint8Array): boolean => payloadOpens(this.#dataKey!, this.accountId, seq, payload);
 
   /**
    * Whether rows checked elsewhere with checkEventRow (a worker thread verifying a slice of the

@@ -5,7 +5,7 @@
  * which owns the chain's position. checkEventRow (event-hash.ts) is the fast path over the
  * same checks; it only says whether all of them pass.
  */
-import { payloadOpens } from './account-data-key.js';
+import type { Opens } from './account-data-key.js';
 import { eventHash } from './event-hash.js';
 import { type EventHeader, HEX64 } from './event-shape.js';
 import type { FirstFailure } from './first-failure.js';
@@ -13,13 +13,13 @@ import { sha256Digest } from './merkle.js';
 
 export class EventChecks {
   readonly #accountId: string;
-  readonly #dataKey: Uint8Array | null;
+  readonly #opens: Opens | null;
   readonly #failures: FirstFailure;
 
-  /** `dataKey`: null when payloads cannot be opened (no master key, shredded, or the key failed). */
-  constructor(accountId: string, dataKey: Uint8Array | null, failures: FirstFailure) {
+  /** `opens`: null when payloads cannot be opened (no master key, shredded, or the key failed). */
+  constructor(accountId: string, opens: Opens | null, failures: FirstFailure) {
     this.#accountId = accountId;
-    this.#dataKey = dataKey;
+    this.#opens = opens;
     this.#failures = failures;
   }
 
@@ -61,7 +61,7 @@ export class EventChecks {
       failures.report(seq, `event ${seq}: a payload is stored but the header has no payload_hash`);
     } else if (sha256Digest('sha256', payload, 'hex') !== header.payload_hash) {
       failures.report(seq, `event ${seq}: payload does not match payload_hash (payload altered)`);
-    } else if (this.#dataKey !== null && !payloadOpens(this.#dataKey, this.#accountId, seq, payload)) {
+    } else if (this.#opens !== null && !this.#opens(seq, payload)) {
       // 6. the payload opens under the account's data key, bound to account and seq
       failures.report(seq, `event ${seq}: payload matches its hash but does not decrypt under the account's data key`);
     }

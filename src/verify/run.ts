@@ -4,6 +4,7 @@
  * know how to fetch rows; this knows what to check them against (the trusted keys, the
  * checkpoints the user saved, the master key).
  */
+import type { MasterKey } from '../core/account-data-key.js';
 import { type AccountVerdict, ChainVerifier } from '../core/chain-verifier.js';
 import { type VerifierCheckpoint, claimedSize } from '../core/checkpoint-trust.js';
 import type { NoteVerifierKey } from '../core/signing-key.js';
@@ -22,7 +23,7 @@ export interface AccountStart {
 export interface RunOptions {
   trustedKeys: NoteVerifierKey[];
   ledgerId: string | null;
-  masterKey?: Uint8Array;
+  masterKey?: MasterKey;
   given: GivenCheckpoint[];
   /** Called now and then with the number of events checked so far (never per event). */
   onProgress?: (events: number) => void;
@@ -101,7 +102,7 @@ export class VerificationRun {
   }
 
   /** The master key given to this run (--master-key), for readers that check rows in worker threads. */
-  get masterKey(): Uint8Array | undefined {
+  get masterKey(): MasterKey | undefined {
     return this.#options.masterKey;
   }
 

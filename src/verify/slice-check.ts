@@ -9,6 +9,7 @@
  * any error): it never decides what is wrong, the reference path re-reads from there.
  */
 import type BetterSqlite3 from 'better-sqlite3';
+import type { Opens } from '../core/account-data-key.js';
 import { checkEventRowOfAccountHexPayload } from '../core/event-hash.js';
 import { HEX64 } from '../core/event-shape.js';
 import { EVENT_COLUMNS_OF_ACCOUNT, SLICE_ACCOUNT, SLICE_ROW } from './columns.js';
@@ -84,9 +85,6 @@ export function sliceTaker(assignment: Omit<SliceAssignment, 'kind' | 'slices'>)
     return i;
   };
 }
-
-/** With the data key: whether a payload opens under it, bound to account and seq. */
-export type Opens = (seq: number, payload: Uint8Array) => boolean;
 
 /**
  * A batch ends at every multiple of BATCH events (global sizes: the subtrees between two are

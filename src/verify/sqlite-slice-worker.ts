@@ -7,7 +7,8 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
-import { type Opens, type SliceAssignment, type SliceEnd, type SliceTask, checkSlice, sliceTaker } from './slice-check.js';
+import { type Opens, payloadOpener } from '../core/account-data-key.js';
+import { type SliceAssignment, type SliceEnd, type SliceTask, checkSlice, sliceTaker } from './slice-check.js';
 
 const port = parentPort!;
 const db = new BetterSqlite3((workerData as { file: string }).file, { readonly: true, fileMustExist: true });
@@ -17,8 +18,8 @@ db.pragma('cache_size = -2048');
 /** libsodium is loaded only when payloads must be opened (--master-key). */
 async function opener(accountId: string, dataKey: Uint8Array | null): Promise<Opens | null> {
   if (dataKey === null) return null;
-  const { payloadOpens } = await import('../core/account-data-key.js');
-  return (seq, payload) => payloadOpens(dataKey, accountId, seq, payload);
+  const { loadSodium } = await import('../core/sodium.js');
+  return payloadOpener({ bytes: dataKey, sodium: await loadSodium() }, accountId);
 }
 function runSlice(task: SliceTask, opens: Opens | null): void {
   const stopped = checkSlice(db, task, opens, (batch) => port.postMessage(batch, [batch.levels, batch.hashes]));

@@ -37,8 +37,8 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { AccountStart, VerificationRun } from './run.js';
-import { payloadOpens } from '../core/account-data-key.js';
-import { type Opens, type SliceAssignment, type SliceBatch, type SliceEnd, type SliceTask, STOPPED, checkSlice, sliceTaker } from './slice-check.js';
+import { type DataKey, type Opens, payloadOpener } from '../core/account-data-key.js';
+import { type SliceAssignment, type SliceBatch, type SliceEnd, type SliceTask, STOPPED, checkSlice, sliceTaker } from './slice-check.js';
 import type { ParallelSettings } from '../config/verify-tuning.js';
 
 export type { ParallelSettings };
@@ -191,7 +191,8 @@ export async function verifySlices(options: {
   start: AccountStart;
   /** MAX(seq) of the account. */
   maxSeq: number;
-  dataKey: Uint8Array | null;
+  /** The account's data key when payloads are opened (--master-key). */
+  dataKey: DataKey | null;
   settings: ParallelSettings;
 }): Promise<Outcome> {
   const { db, run, start, maxSeq, dataKey, settings } = options;
@@ -209,7 +210,7 @@ export async function verifySlices(options: {
   // Shrinking slices when any thread may take any slice; this thread's smaller when it has its own.
   const bounds = settings.schedule === 'shared' ? guidedSliceBounds(maxSeq, threads, settings.sliceEvents) : sliceBounds(maxSeq, threads, settings);
   const slices: SliceTask[] = bounds.map(({ after, upTo }, id) => ({
-    id, accountId, after, upTo, dataKey, pageRows: settings.pageRows, cuts: claimed.filter((s) => (after === null || s > after) && (upTo === null || s <= upTo)),
+    id, accountId, after, upTo, dataKey: dataKey?.bytes ?? null, pageRows: settings.pageRows, cuts: claimed.filter((s) => (after === null || s > after) && (upTo === null || s <= upTo)),
   }));
   const taken = new SharedArrayBuffer(4);
   const counter = new Int32Array(taken);
@@ -259,7 +260,7 @@ export async function verifySlices(options: {
   let after: number | null = null;
   /** The first slice whose batches are not all taken. */
   let turn = 0;
-  const opens: Opens | null = dataKey === null ? null : (seq, payload) => payloadOpens(dataKey, accountId, seq, payload);
+  const opens: Opens | null = dataKey === null ? null : payloadOpener(dataKey, accountId);
   const takeBatch = (b: SliceBatch): boolean => {
     if (!run.addCheckedSubtrees(b.firstSeq, b.firstPrev, b.lastHash, b.count, new Uint8Array(b.levels), Buffer.from(b.hashes), b.subtrees, b.ts)) return false;
     after = b.firstSeq + b.count - 1;

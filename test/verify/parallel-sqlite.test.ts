@@ -3,7 +3,7 @@ import path from 'node:path';
 import test from 'ava';
 import { EVENT_ROW_COLUMNS } from '../../src/core/event-shape.js';
 import BetterSqlite3 from 'better-sqlite3';
-import { payloadOpens, unwrapForFastPath } from '../../src/core/account-data-key.js';
+import { type DataKey, masterKeyOf, payloadOpener, unwrapForFastPath } from '../../src/core/account-data-key.js';
 import { checkEventRow, checkEventRowHexPayload, checkEventRowOfAccountHexPayload } from '../../src/core/event-hash.js';
 import { sha256Hex } from '../../src/core/hash.js';
 import type { VerifierCheckpoint } from '../../src/core/checkpoint-trust.js';
@@ -109,7 +109,7 @@ function swap(db: BetterSqlite3.Database, a: number, b: number): void {
 test('the slices run on worker threads under ava: an intact ledger is taken whole, a tampered slice hands over where it stops', async (t) => {
   const { db, dataDir } = await copyOf(t);
   const settings = { threads: 2, minEvents: 2, sliceEvents: 6, mainShare: 1, pageRows: 4, schedule: 'alternate' as const };
-  const slices = async (dataKey: Uint8Array | null = null) => {
+  const slices = async (dataKey: DataKey | null = null) => {
     const reader = SqliteLedgerReader.open(db, settings);
     const run = new VerificationRun({ trustedKeys: keysFromDataDir(dataDir, reader.ledgerId), ledgerId: reader.ledgerId, given: [] });
     const own = new BetterSqlite3(db, { readonly: true });
@@ -128,10 +128,10 @@ test('the slices run on worker threads under ava: an intact ledger is taken whol
   const source = new BetterSqlite3(db, { readonly: true });
   const wrapped = source.prepare('SELECT wrapped_data_key FROM accounts WHERE id = ?').pluck().get(ACCOUNT) as Uint8Array;
   source.close();
-  const dataKey = unwrapForFastPath(readKeyFile(path.join(dataDir, 'master.key'), 'master key'), ACCOUNT, wrapped);
+  const dataKey = unwrapForFastPath(await masterKeyOf(readKeyFile(path.join(dataDir, 'master.key'), 'master key')), ACCOUNT, wrapped);
   t.truthy(dataKey);
   t.deepEqual(await slices(dataKey), { done: true });
-  t.deepEqual(await slices(new Uint8Array(32).fill(1)), { done: false, after: null }, 'a wrong data key: this thread refuses its first row');
+  t.deepEqual(await slices({ ...dataKey!, bytes: new Uint8Array(32).fill(1) }), { done: false, after: null }, 'a wrong data key: this thread refuses its first row');
   tamperSqlite(db, (d) => flipPayload(d, 21)); // in a worker's slice: handed over after 20
   t.deepEqual(await slices(), { done: false, after: 20 });
   tamperSqlite(db, (d) => flipPayload(d, 15)); // in a slice this thread checks: handed over after 14 too
@@ -463,7 +463,7 @@ test('payloads read as hex text (the slices\' fast path) are accepted exactly wh
   const source = new BetterSqlite3(db, { readonly: true });
   t.teardown(() => source.close());
   const wrapped = source.prepare('SELECT wrapped_data_key FROM accounts WHERE id = ?').pluck().get(ACCOUNT) as Uint8Array;
-  const dataKey = unwrapForFastPath(masterKey, ACCOUNT, wrapped)!;
+  const dataKey = unwrapForFastPath(await masterKeyOf(masterKey), ACCOUNT, wrapped)!;
   const asBlob = source.prepare(`SELECT ${EVENT_ROW_COLUMNS.join(', ')} FROM events WHERE account_id = ? ORDER BY seq`).raw(true).all(ACCOUNT) as unknown[][];
   const asHex = source.prepare(`SELECT ${EVENT_COLUMNS_HEX_PAYLOAD} FROM events WHERE account_id = ? ORDER BY seq`).raw(true).all(ACCOUNT) as unknown[][];
   t.is(asHex.length, EVENTS);
@@ -472,7 +472,7 @@ test('payloads read as hex text (the slices\' fast path) are accepted exactly wh
   t.is(ofAccount.length, EVENTS);
   t.is(ofAccount[0]!.length, EVENT_ROW_COLUMNS.length - 1);
   const accepted = { without: [] as number[], with: [] as number[] };
-  for (const opens of [null, (seq: number, p: Uint8Array) => payloadOpens(dataKey, ACCOUNT, seq, p)]) {
+  for (const opens of [null, payloadOpener(dataKey, ACCOUNT)]) {
     for (let i = 0; i < EVENTS; i++) {
       // Each row against its own stored link, so a refusal is about the row itself.
       const prev = asBlob[i]![15] as string;

@@ -1,4 +1,5 @@
 import test from 'ava';
+import type { MasterKey } from '../../../src/core/account-data-key.js';
 import { type AccountVerdict, ChainVerifier } from '../../../src/core/chain-verifier.js';
 import type { VerifierCheckpoint } from '../../../src/core/checkpoint-trust.js';
 import { checkEventRow, eventHash } from '../../../src/core/event-hash.js';
@@ -15,9 +16,9 @@ const sodium = await loadSodium();
 const LEDGER = 'L1';
 const ACCOUNT = 'acct-1';
 const logKey = signingKeyFromSeed(generateSeed(), `gatehouse/${LEDGER}`);
-const masterKey = generateKey(sodium);
+const masterKey: MasterKey = { bytes: generateKey(sodium), sodium };
 const dataKey = generateKey(sodium);
-const wrappedDataKey = wrapDataKey(sodium, masterKey, ACCOUNT, dataKey);
+const wrappedDataKey = wrapDataKey(sodium, masterKey.bytes, ACCOUNT, dataKey);
 
 function header(seq: number, prev: string, payload: Uint8Array | null): EventHeader {
   return {
@@ -272,11 +273,11 @@ test('with the master key, an intact-hash payload that does not decrypt is tampe
 
 test('a wrong master key is reported at the first event with a payload', (t) => {
   const { events } = fresh();
-  const v = new ChainVerifier({ accountId: ACCOUNT, trustedKeys: [noteVerifierKey(logKey)], masterKey: generateKey(sodium), wrappedDataKey });
+  const v = new ChainVerifier({ accountId: ACCOUNT, trustedKeys: [noteVerifierKey(logKey)], masterKey: { bytes: generateKey(sodium), sodium }, wrappedDataKey });
   for (const e of events) v.addEvent(e);
   expectBad(t, v.finish(), 1, /data key does not unwrap/);
   // no payload at seq 1: the first one that cannot be opened
-  const later = new ChainVerifier({ accountId: ACCOUNT, trustedKeys: [noteVerifierKey(logKey)], masterKey: generateKey(sodium), wrappedDataKey });
+  const later = new ChainVerifier({ accountId: ACCOUNT, trustedKeys: [noteVerifierKey(logKey)], masterKey: { bytes: generateKey(sodium), sodium }, wrappedDataKey });
   const noFirst = fresh().events;
   noFirst[0]!.payload = null;
   noFirst[0]!.header = { ...noFirst[0]!.header, payload_hash: null };
