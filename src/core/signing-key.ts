@@ -46,6 +46,10 @@ export function generateSeed(): Uint8Array {
   return new Uint8Array(randomBytes(32));
 }
 
+/** DER prefixes (RFC 8410) of an Ed25519 PKCS#8 private key and SubjectPublicKeyInfo; the raw 32 bytes follow. */
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+
 /** The Ed25519 key pair for a 32-byte seed, named `name` (e.g. `gatehouse/<ledger id>`). */
 export function signingKeyFromSeed(seed: Uint8Array, name: string): SigningKey {
   if (!(seed instanceof Uint8Array) || seed.length !== 32) throw new SigningKeyError('an Ed25519 seed is 32 bytes');
@@ -55,10 +59,6 @@ export function signingKeyFromSeed(seed: Uint8Array, name: string): SigningKey {
   const publicKey = new Uint8Array(spki.subarray(ED25519_SPKI_PREFIX.length));
   return { keyId: keyId(publicKey), name, publicKey, privateKey };
 }
-
-/** DER prefixes (RFC 8410) of an Ed25519 PKCS#8 private key and SubjectPublicKeyInfo; the raw 32 bytes follow. */
-const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
-const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
 /** A node:crypto public key for a raw 32-byte Ed25519 key (throws SigningKeyError for any other length). */
 export function ed25519PublicKeyObject(raw: Uint8Array): KeyObject {
