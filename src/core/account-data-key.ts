@@ -23,8 +23,11 @@ export interface DataKey {
   sodium: Sodium;
 }
 
-/** A master key read by the caller, with libsodium loaded for it. */
-export async function masterKeyOf(bytes: Uint8Array): Promise<MasterKey> {
+/**
+ * Key bytes with libsodium loaded for them: a master key the caller read (MasterKey), or a
+ * data key a worker thread was given (DataKey).
+ */
+export async function withSodium(bytes: Uint8Array): Promise<MasterKey & DataKey> {
   const { loadSodium } = await import('./sodium.js');
   return { bytes, sodium: await loadSodium() };
 }

@@ -7,7 +7,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
-import { type Opens, payloadOpener } from '../core/account-data-key.js';
+import { type Opens, payloadOpener, withSodium } from '../core/account-data-key.js';
 import { type SliceAssignment, type SliceEnd, type SliceTask, checkSlice, sliceTaker } from './slice-check.js';
 
 const port = parentPort!;
@@ -17,9 +17,7 @@ db.pragma('cache_size = -2048');
 
 /** libsodium is loaded only when payloads must be opened (--master-key). */
 async function opener(accountId: string, dataKey: Uint8Array | null): Promise<Opens | null> {
-  if (dataKey === null) return null;
-  const { loadSodium } = await import('../core/sodium.js');
-  return payloadOpener({ bytes: dataKey, sodium: await loadSodium() }, accountId);
+  return dataKey === null ? null : payloadOpener(await withSodium(dataKey), accountId);
 }
 function runSlice(task: SliceTask, opens: Opens | null): void {
   const stopped = checkSlice(db, task, opens, (batch) => port.postMessage(batch, [batch.levels, batch.hashes]));

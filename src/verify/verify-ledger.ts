@@ -4,7 +4,7 @@
  * Offline by construction: it imports src/core and src/verify only.
  */
 import path from 'node:path';
-import { type MasterKey, masterKeyOf } from '../core/account-data-key.js';
+import { type MasterKey, withSodium } from '../core/account-data-key.js';
 import type { NoteVerifierKey } from '../core/signing-key.js';
 import { VerifyInputError } from './errors.js';
 import type { ParallelSettings } from '../config/verify-tuning.js';
@@ -54,9 +54,9 @@ export async function verifyLedger(options: VerifyOptions): Promise<VerifyReport
     const foreign = given.find((g) => g.accountId !== options.account);
     if (foreign) throw new VerifyInputError(`--checkpoint ${foreign.file} is for account ${foreign.accountId}, not --account ${options.account}`);
   }
-  // libsodium is loaded only here, for a master key: without one no payload is opened.
-  const masterKey = options.masterKeyFile === undefined ? undefined : await masterKeyOf(readKeyFile(options.masterKeyFile, 'master key'));
   witnessPolicy(options.witnessKeys ?? [], options.minWitnesses); // bad witness options: exit 2 before any reading
+  // libsodium is loaded only here, for a master key: without one no payload is opened.
+  const masterKey = options.masterKeyFile === undefined ? undefined : await withSodium(readKeyFile(options.masterKeyFile, 'master key'));
   const { input } = options;
 
   if (input.kind === 'export') {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import test from 'ava';
 import { EVENT_ROW_COLUMNS } from '../../src/core/event-shape.js';
 import BetterSqlite3 from 'better-sqlite3';
-import { type DataKey, masterKeyOf, payloadOpener, unwrapForFastPath } from '../../src/core/account-data-key.js';
+import { type DataKey, withSodium, payloadOpener, unwrapForFastPath } from '../../src/core/account-data-key.js';
 import { checkEventRow, checkEventRowHexPayload, checkEventRowOfAccountHexPayload } from '../../src/core/event-hash.js';
 import { sha256Hex } from '../../src/core/hash.js';
 import type { VerifierCheckpoint } from '../../src/core/checkpoint-trust.js';
@@ -128,7 +128,7 @@ test('the slices run on worker threads under ava: an intact ledger is taken whol
   const source = new BetterSqlite3(db, { readonly: true });
   const wrapped = source.prepare('SELECT wrapped_data_key FROM accounts WHERE id = ?').pluck().get(ACCOUNT) as Uint8Array;
   source.close();
-  const dataKey = unwrapForFastPath(await masterKeyOf(readKeyFile(path.join(dataDir, 'master.key'), 'master key')), ACCOUNT, wrapped);
+  const dataKey = unwrapForFastPath(await withSodium(readKeyFile(path.join(dataDir, 'master.key'), 'master key')), ACCOUNT, wrapped);
   t.truthy(dataKey);
   t.deepEqual(await slices(dataKey), { done: true });
   t.deepEqual(await slices({ ...dataKey!, bytes: new Uint8Array(32).fill(1) }), { done: false, after: null }, 'a wrong data key: this thread refuses its first row');
@@ -463,7 +463,7 @@ test('payloads read as hex text (the slices\' fast path) are accepted exactly wh
   const source = new BetterSqlite3(db, { readonly: true });
   t.teardown(() => source.close());
   const wrapped = source.prepare('SELECT wrapped_data_key FROM accounts WHERE id = ?').pluck().get(ACCOUNT) as Uint8Array;
-  const dataKey = unwrapForFastPath(await masterKeyOf(masterKey), ACCOUNT, wrapped)!;
+  const dataKey = unwrapForFastPath(await withSodium(masterKey), ACCOUNT, wrapped)!;
   const asBlob = source.prepare(`SELECT ${EVENT_ROW_COLUMNS.join(', ')} FROM events WHERE account_id = ? ORDER BY seq`).raw(true).all(ACCOUNT) as unknown[][];
   const asHex = source.prepare(`SELECT ${EVENT_COLUMNS_HEX_PAYLOAD} FROM events WHERE account_id = ? ORDER BY seq`).raw(true).all(ACCOUNT) as unknown[][];
   t.is(asHex.length, EVENTS);
