@@ -3,7 +3,7 @@ import path from 'node:path';
 import test from 'ava';
 import { EVENT_ROW_COLUMNS } from '../../src/core/event-shape.js';
 import BetterSqlite3 from 'better-sqlite3';
-import { type DataKey, withSodium, payloadOpener, unwrapForFastPath } from '../../src/core/account-data-key.js';
+import { type DataKey, payloadOpener, unwrapForFastPath, withSodium } from '../../src/core/account-data-key.js';
 import { checkEventRow, checkEventRowHexPayload, checkEventRowOfAccountHexPayload } from '../../src/core/event-hash.js';
 import { sha256Hex } from '../../src/core/hash.js';
 import type { VerifierCheckpoint } from '../../src/core/checkpoint-trust.js';
