@@ -285,6 +285,26 @@ for (const [seq, value] of [[10, '/v1/réfunds'], [15, '/v1/"quoted"'], [19, 'ta
   });
 }
 
+// A header value stored as a BLOB of its own text's bytes, with every hash left as computed over
+// that text: a plain BLOB, and one that is valid JSONB for the string (SQLite's JSON functions
+// render that one as the string itself). Not text, so refused at its seq on both paths: a
+// reader that let SQLite write the header would have to guard against it (BENCHMARKS.md,
+// twentieth session).
+for (const [seq, asBlob] of [[9, 'CAST(actor AS BLOB)'], [15, 'jsonb(json_quote(actor))']] as const) {
+  test(`actor stored as ${asBlob} at seq ${seq}: refused at ${seq} on both paths`, async (t) => {
+    const edited = await copyOf(t);
+    tamperSqlite(edited.db, (db) => {
+      const text = db.prepare('SELECT actor FROM events WHERE account_id = ? AND seq = ?').pluck().get(ACCOUNT, seq) as string;
+      db.prepare(`UPDATE events SET actor = ${asBlob} WHERE account_id = ? AND seq = ?`).run(ACCOUNT, seq);
+      t.is(db.prepare('SELECT typeof(actor) FROM events WHERE account_id = ? AND seq = ?').pluck().get(ACCOUNT, seq), 'blob');
+      if (asBlob.startsWith('jsonb')) t.is(db.prepare('SELECT json_quote(actor) FROM events WHERE account_id = ? AND seq = ?').pluck().get(ACCOUNT, seq), JSON.stringify(text));
+    });
+    const r = await both(t, ['--db', edited.db, '--data-dir', edited.dataDir]);
+    t.is(r.code, 1);
+    t.is(r.report.accounts[0].first_bad_seq, seq);
+  });
+}
+
 test('this thread\'s slices smaller than the workers\' (the default share): intact and tampered, same reports', async (t) => {
   // 30 events, slices of at most 8, this thread's half a worker's: this thread reads 1..3, 11..13
   // and 21..23, the worker 4..10, 14..20 and 24..30.
