@@ -35,11 +35,17 @@ export class GatehouseTransportError extends Error {
   }
 }
 
-/** The grant attached to an approved operation does not check out: the write must not run. */
+/**
+ * The grant attached to an approved operation does not check out: the write must not run.
+ * `operationId` names the operation when the check was made on a claim's answer (the Executor
+ * then reports it canceled), so a caller can say which one.
+ */
 export class GrantVerificationError extends Error {
-  constructor(message: string) {
-    super(message);
+  readonly operationId: string | undefined;
+  constructor(message: string, options?: { operationId?: string; cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'GrantVerificationError';
+    this.operationId = options?.operationId;
   }
 }
 

@@ -36,8 +36,11 @@ interface ResultBase {
 }
 
 export type ExecuteResult =
-  /** This call ran the write. `outcome` is `failed` for a known business failure. */
-  | (ResultBase & { kind: 'created'; outcome: 'succeeded' | 'failed'; response: StoredResponse; operation: Operation })
+  /**
+   * This call ran the write. `outcome` is `failed` for a known business failure; `grant` is the
+   * verified grant it ran under when the operation needed approval (the claim was `approved`).
+   */
+  | (ResultBase & { kind: 'created'; outcome: 'succeeded' | 'failed'; response: StoredResponse; operation: Operation; grant?: Grant })
   /** An earlier attempt finished: its stored response (null for a canceled operation). */
   | (ResultBase & { kind: 'replayed'; state: 'succeeded' | 'failed' | 'canceled'; response: StoredResponse | null; operation: Operation })
   /** Another key already did this (same `business_key`): the existing operation. */

@@ -121,7 +121,7 @@ export class Executor {
       case 'approved': {
         if (!this.#pinned) {
           await this.#cancelQuietly(operation.id, claim.lease.token);
-          throw new GrantVerificationError('an approved operation needs pinned public keys to check its grant; none were given');
+          throw new GrantVerificationError('an approved operation needs pinned public keys to check its grant; none were given', { operationId: operation.id });
         }
         try {
           verifyGrant(claim.grant, this.#pinned, {
@@ -133,6 +133,7 @@ export class Executor {
         } catch (err) {
           // The write is not made: say so, so the operation does not linger as unknown.
           await this.#cancelQuietly(operation.id, claim.lease.token);
+          if (err instanceof GrantVerificationError) throw new GrantVerificationError(err.message, { operationId: operation.id, cause: err });
           throw err;
         }
         return { done: await this.#run(key, operation, claim.lease, claim.grant, spec, write, options) };
@@ -289,12 +290,15 @@ export class Executor {
           outcome: result.ok ? 'succeeded' : 'failed',
           response: result.response,
         });
-        return { kind: 'created', idempotencyKey: key, outcome: result.ok ? 'succeeded' : 'failed', response: result.response, operation: done.operation ?? operation };
+        return {
+          kind: 'created', idempotencyKey: key, outcome: result.ok ? 'succeeded' : 'failed', response: result.response, operation: done.operation ?? operation,
+          ...(grant ? { grant } : {}),
+        };
       } catch (err) {
         // The write happened but Gatehouse did not record it: look by key before saying unknown.
         const seen = await this.client.findByKey(key).catch(() => null);
         if (seen && (seen.state === 'succeeded' || seen.state === 'failed')) {
-          return { kind: 'created', idempotencyKey: key, outcome: seen.state, response: result.response, operation: seen };
+          return { kind: 'created', idempotencyKey: key, outcome: seen.state, response: result.response, operation: seen, ...(grant ? { grant } : {}) };
         }
         this.#log('completed report failed; the operation will become unknown', { operation_id: operation.id, error: (err as Error)?.message });
         return { kind: 'unknown', idempotencyKey: key, operation: seen ?? operation, cause: err };

@@ -7,8 +7,13 @@ import { sendError, sendJson, ProxyError } from './errors.js';
 import { fromStored } from './stored-response.js';
 import type { UpstreamResponse } from './upstream.js';
 
+/** The claim's outcome: a write run under a grant was claimed `approved` (the Executor's kind is `created`). */
+export function outcomeOf(result: ExecuteResult): string {
+  return result.kind === 'created' && result.grant ? 'approved' : result.kind;
+}
+
 function labels(result: ExecuteResult): Record<string, string> {
-  const headers: Record<string, string> = { 'gatehouse-outcome': result.kind };
+  const headers: Record<string, string> = { 'gatehouse-outcome': outcomeOf(result) };
   const operation = 'operation' in result ? result.operation : undefined;
   if (operation) headers['gatehouse-operation'] = operation.id;
   return headers;

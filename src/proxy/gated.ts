@@ -42,7 +42,10 @@ export async function handleGated(deps: GatedDeps, req: IncomingMessage, res: Se
   if (req.destroyed && !req.complete) return;
 
   let upstreamAnswer: UpstreamResponse | undefined;
+  // The claim that leased this write, for an answer that ends before any upstream answer.
+  let claimed: Claimed | undefined;
   const write: WriteFn = async (ctx) => {
+    claimed = { operationId: ctx.operation.id, outcome: ctx.grant ? 'approved' : 'created' };
     const call = await deps.upstream.open(method, url, deps.upstream.headersFor(req), body.length);
     try {
       await ctx.sent();
@@ -64,7 +67,7 @@ export async function handleGated(deps: GatedDeps, req: IncomingMessage, res: Se
       ...(agentRunId === undefined ? {} : { agent_run_id: agentRunId }),
     }, write, { sentMode: 'by_write', inProgressWaitMs: 0, approvalWaitMs: 0 });
   } catch (error) {
-    throw translate(error);
+    throw translate(error, claimed);
   }
   if (result.kind === 'created' && upstreamAnswer) return sendUpstream(res, upstreamAnswer, result);
   if (result.kind === 'unknown' && result.cause !== undefined) return answerUnknownWrite(deps, res, result, upstreamAnswer);
@@ -100,16 +103,32 @@ function answerUnknownWrite(deps: GatedDeps, res: ServerResponse, result: Extrac
   }), headers);
 }
 
+/** The operation a claim leased to this request, and the claim's outcome. */
+interface Claimed {
+  operationId: string;
+  outcome: 'created' | 'approved';
+}
+
+/** An answer about a claimed operation names it, in the body and the headers (docs/proxy.md). */
+function aboutOperation(claimed: Claimed): { headers: Record<string, string>; extra: Record<string, unknown> } {
+  return {
+    headers: { 'gatehouse-outcome': claimed.outcome, 'gatehouse-operation': claimed.operationId },
+    extra: { operation_id: claimed.operationId },
+  };
+}
+
 /** Failures before any write: what the caller should do next is in the code. */
-function translate(error: unknown): unknown {
+function translate(error: unknown, claimed: Claimed | undefined): unknown {
   if (error instanceof ProxyError) return error;
   if (error instanceof UpstreamUnavailable) {
+    const about = claimed ? aboutOperation(claimed) : { headers: {}, extra: {} };
     return new ProxyError('upstream_unavailable', `${error.message}; nothing was sent, the operation is canceled and a retry with the same key may run it`, {
-      headers: { 'retry-after': '1' },
+      headers: { ...about.headers, 'retry-after': '1' }, extra: about.extra,
     });
   }
   if (error instanceof GrantVerificationError) {
-    return new ProxyError('grant_invalid', `the approval's grant does not check out against the pinned keys: ${error.message}; nothing was sent`);
+    const about = error.operationId === undefined ? { headers: {}, extra: {} } : aboutOperation({ operationId: error.operationId, outcome: 'approved' });
+    return new ProxyError('grant_invalid', `the approval's grant does not check out against the pinned keys: ${error.message}; nothing was sent`, about);
   }
   if (error instanceof GatehouseTransportError) {
     return new ProxyError('gatehouse_unavailable', `Gatehouse could not be reached (${error.message}); nothing was sent upstream`, { headers: { 'retry-after': '1' } });

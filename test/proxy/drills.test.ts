@@ -1,6 +1,8 @@
 // The retry drills through `gatehouse proxy`, every part a real process: the test upstream,
 // `gatehouse serve` on SQLite, and the proxy (docs/proxy.md).
 import test from 'ava';
+import { generateKeyPairSync } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { GatehouseClient } from '../../src/client/index.js';
@@ -243,11 +245,36 @@ test.serial('approval end to end: 202 with the page URL, approved on the page, t
   await approveOnPage(env.gatehouse.url, env.approverKey, approvalId, 'invoice 1182 matches the order');
   const approved = await call(env.proxy.url, 'POST', '/payments', { key, body: payment });
   t.is(approved.status, 201, approved.text);
-  t.is(approved.headers.get('gatehouse-outcome'), 'created');
+  t.is(approved.headers.get('gatehouse-outcome'), 'approved', 'the claim\'s outcome, as docs/proxy.md says');
+  t.is(approved.headers.get('gatehouse-operation'), asked.body.operation.id);
   t.deepEqual(approved.body.received, payment);
   const replay = await call(env.proxy.url, 'POST', '/payments', { key, body: payment });
   t.is(replay.headers.get('idempotent-replayed'), 'true');
   t.is((await env.writes('/payments')).length, 1, 'forwarded once');
   const changed = await call(env.proxy.url, 'POST', '/payments', { key, body: { ...payment, amount: 999_999 } });
   t.is(changed.status, 422, 'the grant covers that one command only');
+});
+
+test.serial('a grant that does not check out against the pinned keys: 502 grant_invalid naming the operation, nothing sent, canceled', async (t) => {
+  const key = unique('pay-wrong-keys');
+  const payment = { amount: 310, currency: 'EUR', to: 'Other GmbH' };
+  const asked = await call(env.proxy.url, 'POST', '/payments', { key, body: payment });
+  t.is(asked.status, 202, asked.text);
+  await approveOnPage(env.gatehouse.url, env.approverKey, asked.body.approval.id as string, 'approved, then sent through a misconfigured proxy');
+  // The service's key id, another Ed25519 public key: the grant's signature cannot verify.
+  const [pinned] = JSON.parse(readFileSync(env.keysFile, 'utf8')).keys as Array<{ key_id: string }>;
+  const stranger = generateKeyPairSync('ed25519').publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('base64');
+  const wrongKeys = path.join(env.tmp, `wrong-keys-${Date.now()}.json`);
+  writeFileSync(wrongKeys, JSON.stringify({ keys: [{ key_id: pinned!.key_id, public_key: stranger }] }));
+  const misconfigured = await env.startProxy(['--keys', wrongKeys]);
+  t.teardown(() => misconfigured.process.stop());
+
+  const refused = await call(misconfigured.url, 'POST', '/payments', { key, body: payment });
+  t.is(refused.status, 502, refused.text);
+  t.is(refused.body.error.code, 'grant_invalid');
+  t.is(refused.body.error.operation_id, asked.body.operation.id);
+  t.is(refused.headers.get('gatehouse-operation'), asked.body.operation.id);
+  t.is(refused.headers.get('gatehouse-outcome'), 'approved');
+  t.is((await gateway.findByKey(key))?.state, 'canceled', 'the lease was given back: nothing was sent');
+  t.is((await env.writes('/payments')).filter((w) => w.headers['idempotency-key'] === key).length, 0);
 });

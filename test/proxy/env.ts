@@ -78,7 +78,8 @@ export async function startProxyEnv(options: { config?: object; storeArgs?: stri
     },
     async startProxy(extra = [], port = 0) {
       const upstreamArgs = extra.includes('--upstream') ? [] : ['--upstream', env.upstream.url];
-      const args = [BIN, 'proxy', ...upstreamArgs, '--gatehouse', gatehouse.url, '--keys', keysFile, '--port', String(port), ...(options.proxyArgs ?? []), ...extra];
+      const keysArgs = extra.includes('--keys') ? [] : ['--keys', keysFile];
+      const args = [BIN, 'proxy', ...upstreamArgs, '--gatehouse', gatehouse.url, ...keysArgs, '--port', String(port), ...(options.proxyArgs ?? []), ...extra];
       const proc = new ManagedProcess('gatehouse proxy', args, { env: { GATEHOUSE_API_KEY: gatewayKey, GATEHOUSE_LOG_LEVEL: 'info' } });
       const [, url] = await proc.waitFor(/gatehouse proxy listening on (http:\/\/\S+)/, 30_000);
       return { url: url!, port: Number(new URL(url!).port), process: proc };

@@ -30,6 +30,11 @@ test.serial('connection refused: canceled, 502 upstream_unavailable, and the sam
   t.is(refused.status, 502);
   t.is(refused.body.error.code, 'upstream_unavailable');
   t.is(await stateOf(key), 'canceled', 'nothing was sent: reported as not made');
+  // The answer names the operation it canceled, as every gated answer about one does.
+  const canceled = (await gateway.findByKey(key))!;
+  t.is(refused.body.error.operation_id, canceled.id);
+  t.is(refused.headers.get('gatehouse-operation'), canceled.id);
+  t.is(refused.headers.get('gatehouse-outcome'), 'created');
   // The caller retries with the same key through a proxy that reaches the upstream (docs/retry-contract.md: a new lease).
   const retried = await call(env.proxy.url, 'POST', '/tickets', { key, body: { title: 'later' } });
   t.is(retried.status, 201, retried.text);
