@@ -83,7 +83,12 @@ export interface TransitionInput {
   responseInEvent?: boolean;
   /** For lease 'issue'. */
   lease?: IssuedLease;
-  /** The event header's agent run, when the request that caused it names its own. */
+  /**
+   * The agent run of the request that caused it, when it names one. A transition that issues a
+   * lease records it on the row too: the events of that lease (sent, completed, …) then name the
+   * run that holds it, which may not be the one that first claimed (canceled → re-leased by
+   * another run, approved → leased by a retry from another run).
+   */
   agentRunId?: string | null;
 }
 
@@ -100,8 +105,9 @@ export async function applyTransition(
   if (!transitionAllowed(name, row.state)) throw new InvariantError(`transition ${name} from ${row.state} (operation ${row.id})`);
   const state = rule.to === null ? row.state : (input.to ?? rule.to[0]!);
   if (rule.to !== null && !rule.to.includes(state as OperationState)) throw new InvariantError(`transition ${name} cannot end in ${state}`);
+  const leaseHolder = rule.lease === 'issue' && input.agentRunId != null ? { agent_run_id: input.agentRunId } : {};
   const next: OperationRow = {
-    ...row, ...input.set, state, ...leaseColumns(rule, row, input), updated_at: rfc3339(input.nowMs), version: row.version + 1,
+    ...row, ...input.set, state, ...leaseColumns(rule, row, input), ...leaseHolder, updated_at: rfc3339(input.nowMs), version: row.version + 1,
   };
   if (rule.event !== null) {
     const event = await ledger.append(trx, {
@@ -124,12 +130,12 @@ const updateRow = compiledOnce(
     .set({
       state: next.state, provider_ref: next.provider_ref, response_status: next.response_status, response_seq: next.response_seq,
       lease_token_hash: next.lease_token_hash, lease_expires_at: next.lease_expires_at, lease_seconds: next.lease_seconds,
-      updated_at: next.updated_at, version: sql`version + 1`,
+      agent_run_id: next.agent_run_id, updated_at: next.updated_at, version: sql`version + 1`,
     })
     .where('account_id', '=', row.account_id).where('id', '=', row.id).where('version', '=', row.version),
   ({ row, next }) => [
     next.state, next.provider_ref, next.response_status, next.response_seq, next.lease_token_hash, next.lease_expires_at, next.lease_seconds,
-    next.updated_at, row.account_id, row.id, row.version,
+    next.agent_run_id, next.updated_at, row.account_id, row.id, row.version,
   ],
 );
 

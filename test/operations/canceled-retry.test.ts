@@ -20,6 +20,28 @@ test('Retry-After is a short hint: at least 1 s, at most the hint, never past th
 });
 
 for (const kind of kinds) {
+  test(`[${kind}] the run that takes over a canceled operation's lease is the one its sent and completed events name, and the agent_run_id filter finds`, async (t) => {
+    const app = await startTestApp(t, kind);
+    const gw = await app.keyFor('acme', 'gateway');
+    const first = await claim(app, gw, 'k-handover', ticketClaim('handover', { agent_run_id: 'run-1' }));
+    const id = first.body.operation.id;
+    await report(app, gw, id, { type: 'canceled', lease_token: first.body.lease.token });
+    const retry = await claim(app, gw, 'k-handover', ticketClaim('handover', { agent_run_id: 'run-2' }));
+    t.is(retry.status, 201, retry.text);
+    t.is(retry.body.operation.agent_run_id, 'run-2', 'the operation names the run that holds its lease');
+    await report(app, gw, id, { type: 'sent', lease_token: retry.body.lease.token });
+    await report(app, gw, id, { type: 'completed', lease_token: retry.body.lease.token, outcome: 'succeeded', response: { status: 201 } });
+    const runs = await app.context.store.db.selectFrom('events').select(['type', 'agent_run_id'])
+      .where('account_id', '=', 'acme').where('operation_id', '=', id).orderBy('seq').execute();
+    t.deepEqual(runs.map((e) => `${e.type}:${e.agent_run_id}`), ['attempted:run-1', 'canceled:run-1', 'leased:run-2', 'sent:run-2', 'completed:run-2']);
+    const byRun = async (run: string) => (await app.request('GET', `/v1/operations?agent_run_id=${run}`, { key: gw })).body.items.map((o: { id: string }) => o.id);
+    t.deepEqual(await byRun('run-2'), [id], 'the run that sent the write finds it');
+    t.deepEqual(await byRun('run-1'), [], 'the first run only attempted: its attempt stays in the timeline');
+    // A replay from a request that names no run changes nothing.
+    const replay = await claim(app, gw, 'k-handover', ticketClaim('handover'));
+    t.is(replay.body.operation.agent_run_id, 'run-2');
+  });
+
   test(`[${kind}] a retry of a canceled operation takes a new lease: 201 created, recorded as leased, the old token fenced off`, async (t) => {
     const app = await startTestApp(t, kind);
     const gw = await app.keyFor('acme', 'gateway');
