@@ -22,6 +22,10 @@ export class PatternError extends Error {
 
 /** Parses one policy's method and route pattern; refuses what no valid route could ever match. */
 export function compilePattern(method: string, route: string): RoutePattern {
+  // RFC 9110 admits `*` as a method token, so it would match only a request whose method is the
+  // literal `*`: a pattern meant as "any method" that silently never applies (and never asks
+  // for the approval it names).
+  if (method === '*') throw new PatternError('method', '"*" is not a wildcard for methods: name one method per entry (POST, PUT, …)');
   let upper: string;
   try {
     upper = validateMethod(method);

@@ -3,7 +3,7 @@
 // with the policies file's pattern rules (`*` matches exactly one segment).
 import { readFileSync } from 'node:fs';
 import { JsonInputError, parseStrictJson } from '../core/strict-json.js';
-import { compilePattern, PatternError, patternMatches, type RoutePattern } from '../policies/route-match.js';
+import { compilePattern, PatternError, patternMatches, shadows, type RoutePattern } from '../policies/route-match.js';
 
 const GATED_BY_DEFAULT = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -46,7 +46,8 @@ export function parseRoutes(text: string, source = 'routes file'): RouteGate {
   }
   if (!isObject(doc) || !Array.isArray(doc.routes)) throw new RoutesFileError(`${source}: expected {"routes": [{"method", "route", "gated"}, …]}`);
   for (const name of Object.keys(doc)) if (name !== 'routes') throw new RoutesFileError(`${source}: unknown member "${name}"`);
-  const entries = doc.routes.map((raw, i): Entry => {
+  const entries: Entry[] = [];
+  doc.routes.forEach((raw, i) => {
     const where = `${source}: routes[${i}]`;
     if (!isObject(raw)) throw new RoutesFileError(`${where} must be an object`);
     for (const name of Object.keys(raw)) {
@@ -55,11 +56,18 @@ export function parseRoutes(text: string, source = 'routes file'): RouteGate {
     if (typeof raw.method !== 'string') throw new RoutesFileError(`${where}: "method" must be a string`);
     if (typeof raw.route !== 'string') throw new RoutesFileError(`${where}: "route" must be a string pattern such as /tickets/*`);
     if (typeof raw.gated !== 'boolean') throw new RoutesFileError(`${where}: "gated" must be true or false`);
+    let pattern: RoutePattern;
     try {
-      return { pattern: compilePattern(raw.method, raw.route), gated: raw.gated };
+      pattern = compilePattern(raw.method, raw.route);
     } catch (error) {
       throw new RoutesFileError(`${where}: ${error instanceof PatternError ? error.message : String(error)}`);
     }
+    // As in the policies file: an entry an earlier one covers could never apply, and first match wins.
+    const earlier = entries.findIndex((e) => shadows(e.pattern, pattern));
+    if (earlier !== -1) {
+      throw new RoutesFileError(`${where} (${pattern.method} ${raw.route}) can never apply: routes[${earlier}] (${entries[earlier]!.pattern.method} ${entries[earlier]!.pattern.route}) matches every request it would, and the first match wins; move the more specific entry first or remove one`);
+    }
+    entries.push({ pattern, gated: raw.gated });
   });
   return routeGate(entries);
 }

@@ -51,6 +51,11 @@ test('a policy that an earlier one always shadows is refused at load time, namin
   t.regex(error!.message, /shadow\.json, line 3, column 22: this policy \(POST \/v1\/tickets\/urgent\) can never apply: the policy at line 2/);
 });
 
+test('a method of * is refused: it is a valid method token, so it would match only a literal * and never apply as "any method"', (t) => {
+  const error = t.throws(() => Policies.fromText('{"policies": [{"method": "*", "route": "/v1/a/*", "approval": {"approvers": 1}}]}', 'star.json'));
+  t.regex(error!.message, /star\.json, line 1, .*"\*" is not a wildcard for methods/);
+});
+
 test('a * inside a segment is refused, since it would read as a prefix match it is not', (t) => {
   const error = t.throws(() => Policies.fromText('{"policies": [{"method": "POST", "route": "/v1/t*"}]}'));
   t.regex(error!.message, /line 1, column 34: .*a '\*' must be a whole segment/);

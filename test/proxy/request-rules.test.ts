@@ -36,6 +36,16 @@ test('a routes file that does not parse or validate names the entry', (t) => {
   t.throws(() => parseRoutes('{"routes": [{"method": "POST", "route": "/x*", "gated": true}]}'), { instanceOf: RoutesFileError, message: /routes\[0\]/ });
   t.throws(() => parseRoutes('{"routes": []', 'r.json'), { instanceOf: RoutesFileError, message: /^r\.json/ });
   t.throws(() => parseRoutes('{"paths": []}'), { instanceOf: RoutesFileError });
+  t.throws(() => parseRoutes('{"routes": [{"method": "*", "route": "/x", "gated": true}]}'), { instanceOf: RoutesFileError, message: /routes\[0\]: "\*" is not a wildcard for methods/ });
+});
+
+test('a routes file entry an earlier one covers is refused, as in the policies file: it could never apply', (t) => {
+  const text = JSON.stringify({ routes: [{ method: 'POST', route: '/s/*', gated: true }, { method: 'post', route: '/s/x', gated: false }] });
+  t.throws(() => parseRoutes(text), { instanceOf: RoutesFileError, message: /routes\[1\] \(POST \/s\/x\) can never apply: routes\[0\] \(POST \/s\/\*\)/ });
+  // The specific entry first is the way to say it.
+  const gate = parseRoutes(JSON.stringify({ routes: [{ method: 'POST', route: '/s/x', gated: false }, { method: 'POST', route: '/s/*', gated: true }] }));
+  t.false(gate.isGated('POST', '/s/x', true));
+  t.true(gate.isGated('POST', '/s/y', true));
 });
 
 test('the command: the JSON body, null without one, and {"body", "query"} with a query string', (t) => {
