@@ -2,10 +2,11 @@
  * C2SP tlog-witness `POST /add-checkpoint`: the checks in the order the spec gives them and
  * their status codes. 404 unknown origin; 403 no trusted log signature verifies (or one
  * fails); 400 a malformed request or an old size above the checkpoint's; 409 (with the
- * witness's size, text/x.tlog.size) an old size other than the one it last cosigned; 422 a
- * proof that does not verify, a non-empty proof from 0, another root at the same size, or a
- * size-0 checkpoint whose root is not the empty tree's. Otherwise it persists the checkpoint
- * and answers the cosignature line.
+ * witness's size, text/x.tlog.size) an old size other than the one it last cosigned, or the
+ * size it cosigned with another root (a fork: the spec's 409, with the same body, so a client
+ * that retries from the size it is told sees it refused the same size twice); 422 a proof that
+ * does not verify, a non-empty proof from 0, or a size-0 checkpoint whose root is not the empty
+ * tree's. Otherwise it persists the checkpoint and answers the cosignature line.
  */
 import { createHash } from 'node:crypto';
 import { cosign } from '../core/cosignature.js';
@@ -95,7 +96,7 @@ export function addCheckpoint(requestBody: string, deps: WitnessDeps): WitnessRe
       if (proof.length !== 0) return { persist: null, result: text(422, 'the consistency proof from size 0 must be empty\n') };
     } else if (oldSize === checkpoint.size) {
       if (!Buffer.from(current!.root).equals(Buffer.from(checkpoint.root))) {
-        return { persist: null, result: text(422, 'another root at the size this witness cosigned: the log forked\n') };
+        return { persist: null, result: text(409, `${currentSize}\n`, 'text/x.tlog.size') };
       }
     } else if (!verifyConsistency(oldSize, checkpoint.size, proof, current!.root, checkpoint.root)) {
       return { persist: null, result: text(422, 'the consistency proof does not verify\n') };

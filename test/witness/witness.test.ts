@@ -41,7 +41,7 @@ test('the witness prints a cosignature/v1 verifier key and cosigns a growing log
   t.true(cosignatureVerifies(text.trimEnd().split('\n').at(-1)!, text, witness.vkey).ok);
 });
 
-test('the witness refuses: 409 with its size on a wrong old size, 422 on a bad proof or a fork, 404 unknown origin, 403 untrusted key, 400 malformed', async (t) => {
+test('the witness refuses: 409 with its size on a wrong old size or a fork at its size, 422 on a bad proof, 404 unknown origin, 403 untrusted key, 400 malformed', async (t) => {
   const { log, witness } = await setup(t);
   const all = leaves(30);
   t.is((await post(witness.url, addCheckpointBody(0, [], checkpointNote(log, ORIGIN, all.slice(0, 10))))).status, 200);
@@ -60,7 +60,10 @@ test('the witness refuses: 409 with its size on a wrong old size, 422 on a bad p
 
   // A fork: validly signed, another history from the start.
   const other = leaves(30, 'b');
-  t.is((await post(witness.url, addCheckpointBody(10, [], checkpointNote(log, ORIGIN, other.slice(0, 10))))).status, 422, 'same size, other root');
+  const fork = await post(witness.url, addCheckpointBody(10, [], checkpointNote(log, ORIGIN, other.slice(0, 10))));
+  t.is(fork.status, 409, 'same size, other root: 409, as tlog-witness says');
+  t.is(fork.type, 'text/x.tlog.size');
+  t.is(fork.text, '10\n', 'the size it cosigned: a client that proves from it is refused again and knows the log forked');
   t.is((await post(witness.url, addCheckpointBody(10, consistency(10, other.slice(0, 20)), checkpointNote(log, ORIGIN, other.slice(0, 20))))).status, 422, 'larger fork');
 
   t.is((await post(witness.url, addCheckpointBody(0, [], checkpointNote(log, 'elsewhere.example/log', all.slice(0, 3))))).status, 404, 'unknown origin');
