@@ -45,11 +45,16 @@ export class Metrics {
 
   constructor(store: Store, clock: Clock) {
     const sources = this.sources;
-    new Gauge({
-      name: 'gatehouse_events_stored', help: 'Events in the ledger (all accounts), read from the chain heads', registers: [this.registry],
+    // A counter read from the chain heads, not bumped here: events are never deleted, so the sum
+    // only grows (rate() works), it counts only what committed, and it survives restarts. It is
+    // the ledger's total, so every instance on one PostgreSQL reports the same value.
+    new Counter({
+      name: 'gatehouse_events_appended_total',
+      help: 'Events appended to the ledger (all accounts, all instances: read from the chain heads at scrape time)', registers: [this.registry],
       async collect() {
         const row = await store.db.selectFrom('chains').select((eb) => eb.fn.sum<number | string | null>('size').as('events')).executeTakeFirst();
-        this.set(Number(row?.events ?? 0));
+        this.reset();
+        this.inc(Number(row?.events ?? 0));
       },
     });
     new Gauge({

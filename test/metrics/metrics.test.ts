@@ -31,7 +31,8 @@ for (const kind of await storeKinds()) {
     t.true((sample(text, 'gatehouse_store_batch_size_count') ?? 0) >= 5, 'every write was committed and observed');
     t.true((sample(text, 'gatehouse_store_commit_seconds_count') ?? 0) >= 5);
     const events = await app.context.store.db.selectFrom('events').select('seq').execute();
-    t.is(sample(text, 'gatehouse_events_stored'), events.length, 'events are read from what the database holds');
+    t.is(sample(text, 'gatehouse_events_appended_total'), events.length, 'events are read from what the database holds');
+    t.true(text.includes('# TYPE gatehouse_events_appended_total counter'), 'a counter: rate() of events appended');
     t.true(text.includes(`gatehouse_http_request_duration_seconds_count{method="POST",route="/v1/operations",status="201"} 2`));
     t.true(text.includes('route="/v1/operations/:id/events"'), 'ids never become labels');
     t.false(text.includes(done.operation.id));
