@@ -39,7 +39,7 @@ export async function requestApproval(scope: ClaimScope, gate: ApprovalGate, row
   return { answer: { outcome: 'approval_required', execute: false, operation: await operationJson(trx, deps.ledger, pointed), approval } };
 }
 
-/** A retry of an operation awaiting approval, or approved and not leased yet (the approval rows of docs/retry-contract.md's outcome table). */
+/** A retry of an operation awaiting approval, approved and not leased yet, or denied (the approval rows of docs/retry-contract.md's outcome table). */
 export async function answerAwaitingApproval(scope: ClaimScope, row: OperationRow): Promise<ClaimResult> {
   const { deps, trx, work, request, nowMs } = scope;
   const gated = gateOrRefusal(deps.approvals);

@@ -52,6 +52,10 @@ export async function answerExisting(scope: ClaimScope, locked: OperationRow): P
       return { answer: { outcome: 'replayed', execute: false, operation, response: operation.response ?? null } };
     }
     case 'denied':
+      // Its approval says who denied it: the answer carries it, as approval_required's does.
+      if (row.approval_id !== null) return answerAwaitingApproval(scope, row);
+      await deps.ledger.append(trx, askedEvent(row, 'retried', asker));
+      return { answer: { outcome: row.state, execute: false, operation: await operationJson(trx, deps.ledger, row) } };
     case 'unknown':
       await deps.ledger.append(trx, askedEvent(row, 'retried', asker));
       return { answer: { outcome: row.state, execute: false, operation: await operationJson(trx, deps.ledger, row) } };

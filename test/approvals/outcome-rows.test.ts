@@ -67,7 +67,10 @@ for (const kind of await storeKinds()) {
     const retry = await app.claim(key, payment());
     t.is(retry.status, 403, retry.text);
     t.like(retry.body, { outcome: 'denied', execute: false, operation: { state: 'denied' } });
-    t.deepEqual((await app.eventTypes()).slice(0, 4), ['attempted', 'approval_requested', 'approval_decided', 'denied']);
+    // The approval that denied it, with the decision, as docs/retry-contract.md's table says.
+    t.like(retry.body.approval, { id: body.approval.id, state: 'denied' });
+    t.like(retry.body.approval.decisions[0], { decision: 'deny' });
+    t.deepEqual((await app.eventTypes()).slice(0, 5), ['attempted', 'approval_requested', 'approval_decided', 'denied', 'retried']);
   });
 
   test(`[${kind}] when the request expires before anyone decides, the retry records approval_expired and gets a new pending approval`, async (t) => {
