@@ -36,8 +36,9 @@ export async function decide(
     const expired = new DomainError('approval_expired', `approval ${row.id} expired at ${rfc3339(Number(row.expires_at))}; a retry of the claim requests a new one`);
     if (row.state === 'expired') throw expired;
     if (row.state === 'pending' && now >= Number(row.expires_at)) {
-      // Commit the expiry event, then answer 409: throwing here would roll it back.
-      await gate.expire(trx, row, op, principal.id);
+      // Commit the expiry event, then answer 409: throwing here would roll it back. The service
+      // expired it (actor null, as every expiry): this approver only came after the deadline.
+      await gate.expire(trx, row, op);
       return { refusal: expired };
     }
     const earlier = await trx.selectFrom('approval_decisions').select('decision')

@@ -48,7 +48,7 @@ export class Gate implements ApprovalGate {
 
   /** Marks an approval expired (recording it once) and makes a new pending request for the same command. */
   async renew(trx: Db, work: UnitOfWork, row: ApprovalRow, operation: OperationFacts, policy: ApprovalPolicy | null): Promise<ApprovalView> {
-    if (row.state !== 'expired') await this.expire(trx, row, operation, null);
+    if (row.state !== 'expired') await this.expire(trx, row, operation);
     const request = await readRequestPayload(trx, this.deps.ledger, row);
     const renewedPolicy = policy ?? {
       approvers: Number(row.approvers_required),
@@ -59,10 +59,13 @@ export class Gate implements ApprovalGate {
     return this.create(trx, work, operation, row.requested_by, renewedPolicy, request.summary, request.command);
   }
 
-  /** Records that an approval ran out (request or grant). The operation then awaits a new approval. */
-  async expire(trx: Db, row: ApprovalRow, operation: OperationFacts, actor: string | null): Promise<void> {
+  /**
+   * Records that an approval ran out (request or grant), as the service's doing (actor null)
+   * whoever's request noticed it. The operation then awaits a new approval.
+   */
+  async expire(trx: Db, row: ApprovalRow, operation: OperationFacts): Promise<void> {
     await trx.updateTable('approvals').set({ state: 'expired' }).where('id', '=', row.id).where('account_id', '=', row.account_id).execute();
-    await this.deps.operations.transition(trx, operation, 'approval_expired', { actor, payload: { approval_id: row.id, was: row.state } });
+    await this.deps.operations.transition(trx, operation, 'approval_expired', { actor: null, payload: { approval_id: row.id, was: row.state } });
   }
 
   private async create(

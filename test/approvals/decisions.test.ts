@@ -49,6 +49,8 @@ for (const kind of await storeKinds()) {
     t.is(res.body.error.code, 'approval_expired');
     t.is((await app.decide(approvalId, 'approve', fingerprint, app.approver2)).body.error.code, 'approval_expired');
     t.deepEqual(await app.eventTypes(), ['attempted', 'approval_requested', 'approval_expired']);
+    const expiry = await app.context.store.db.selectFrom('events').select('actor').where('account_id', '=', 'acme').where('type', '=', 'approval_expired').executeTakeFirstOrThrow();
+    t.is(expiry.actor, null, 'the service expired it, as every expiry (docs/formats.md): the late approver only noticed');
     const list = await app.request('GET', '/v1/approvals?state=pending', { key: app.approver });
     t.deepEqual(list.body.items, []);
   });
