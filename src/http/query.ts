@@ -24,3 +24,13 @@ export function enumParam<T extends string>(ctx: Context, name: string, values: 
   if (raw !== undefined && !(values as readonly string[]).includes(raw)) throw paramError(name, `must be one of ${values.join(', ')}`);
   return raw as T | undefined;
 }
+
+/**
+ * Refuses a parameter the route does not take: a misspelt one (`afer_seq`) would otherwise be
+ * ignored, and a page read from the start again looks like an answer. As GET /v1/operations.
+ */
+export function onlyParams(ctx: Context, names: readonly string[]): void {
+  for (const name of Object.keys(ctx.query)) {
+    if (!names.includes(name)) throw paramError(name, `is not a parameter of this route (${names.join(', ')})`);
+  }
+}

@@ -74,6 +74,24 @@ for (const kind of await storeKinds()) {
     }
     t.is(pages, 3);
     t.deepEqual(seqs, Array.from({ length: 25 }, (_, i) => i + 1));
+    // next_cursor passed back as `cursor`, as every other list takes it, reads the next page too.
+    const second = await app.request('GET', `/v1/audit/events?account_id=${ACCOUNT}&cursor=10&limit=10`, { key: auditor });
+    t.is(second.body.items[0].header.seq, 11);
+  });
+
+  test(`[${kind}] a query parameter the audit routes do not take is refused, naming it, rather than read as the first page`, async (t) => {
+    const app = await startTestApp(t, kind);
+    await withEvents(app, 3);
+    const auditor = await app.keyFor('audit', 'auditor');
+    for (const path of [`/v1/audit/events?account_id=${ACCOUNT}&afer_seq=2`, `/v1/audit/checkpoints?account_id=${ACCOUNT}&after=1`, `/v1/audit/proofs/inclusion?account_id=${ACCOUNT}&seq=1&tree_size=1&size=1`]) {
+      const res = await app.request('GET', path, { key: auditor });
+      t.is(res.status, 400, path);
+      t.is(res.body.error.code, 'invalid_request');
+      t.regex(res.body.error.message, /is not a parameter of this route/);
+    }
+    const approver = await app.keyFor(ACCOUNT, 'approver');
+    const approvals = await app.request('GET', '/v1/approvals?states=pending', { key: approver });
+    t.is(approvals.body.error.parameter, 'states');
   });
 
   test(`[${kind}] a checkpoint made on request verifies with an independent Ed25519 note check and matches the events' Merkle root`, async (t) => {

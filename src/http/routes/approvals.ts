@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.js';
 import { principalOf } from '../auth.js';
 import { readJsonBody } from '../body.js';
 import { validateDecision } from '../request-schemas.js';
-import { enumParam, integerParam, stringParam } from '../query.js';
+import { enumParam, integerParam, onlyParams, stringParam } from '../query.js';
 import { workScopeOf } from '../deadline.js';
 import type { RouteModule } from '../route-module.js';
 
@@ -15,6 +15,7 @@ const MAX_PAGE = 200;
 export function approvalRoutes(deps: Pick<AppContext, 'approvals'>): RouteModule {
   const router = new Router();
   router.get('/v1/approvals', async (ctx) => {
+    onlyParams(ctx, ['state', 'limit', 'account_id', 'cursor']);
     ctx.body = await deps.approvals.list(principalOf(ctx), {
       state: enumParam(ctx, 'state', STATES),
       limit: integerParam(ctx, 'limit', { fallback: 50, min: 1, max: MAX_PAGE }),

@@ -6,7 +6,7 @@ import { DomainError } from '../../core/errors.js';
 import type { RouteModule } from '../route-module.js';
 import { readJsonBody } from '../body.js';
 import { validateCheckpointRequest } from '../request-schemas.js';
-import { integerParam } from '../query.js';
+import { integerParam, onlyParams } from '../query.js';
 import { requireRole } from '../../principals/roles.js';
 import { validateAccountId } from '../../principals/accounts.js';
 import { rfc3339 } from '../../core/time.js';
@@ -27,14 +27,19 @@ export function ledgerRoutes(deps: Pick<AppContext, 'store' | 'ledger' | 'clock'
 
   router.get('/v1/audit/events', async (ctx) => {
     requireRole(principalOf(ctx), 'auditor', 'admin');
+    onlyParams(ctx, ['account_id', 'after_seq', 'cursor', 'limit']);
     const accountId = validateAccountId(ctx.query.account_id);
-    const afterSeq = integerParam(ctx, 'after_seq', { fallback: 0, min: 0, max: Number.MAX_SAFE_INTEGER });
+    // `cursor` (the previous page's next_cursor, as every list takes it) or `after_seq`: the same seq.
+    const seq = { fallback: -1, min: 0, max: Number.MAX_SAFE_INTEGER };
+    const cursor = integerParam(ctx, 'cursor', seq);
+    const afterSeq = cursor >= 0 ? cursor : integerParam(ctx, 'after_seq', { ...seq, fallback: 0 });
     const limit = integerParam(ctx, 'limit', { fallback: 100, min: 1, max: MAX_PAGE });
     ctx.body = await eventsPage(deps.store.db, accountId, afterSeq, limit);
   });
 
   router.get('/v1/audit/checkpoints/latest', async (ctx) => {
     requireRole(principalOf(ctx), 'auditor', 'admin');
+    onlyParams(ctx, ['account_id']);
     const accountId = validateAccountId(ctx.query.account_id);
     const checkpoint = await deps.ledger.latestCheckpoint(accountId);
     if (!checkpoint) throw new DomainError('not_found', `no checkpoint yet for account ${accountId}`);
@@ -50,6 +55,7 @@ export function ledgerRoutes(deps: Pick<AppContext, 'store' | 'ledger' | 'clock'
 
   router.get('/v1/audit/export', async (ctx) => {
     requireRole(principalOf(ctx), 'auditor', 'admin');
+    onlyParams(ctx, ['account_id']);
     const accountId = ctx.query.account_id === undefined ? null : validateAccountId(ctx.query.account_id);
     ctx.type = 'application/x-ndjson';
     ctx.body = Readable.from(exportLines(deps.store.db, {

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { AppContext } from '../../context.js';
 import { principalOf } from '../auth.js';
 import { DomainError } from '../../core/errors.js';
-import { integerParam } from '../query.js';
+import { integerParam, onlyParams } from '../query.js';
 import type { RouteModule } from '../route-module.js';
 import { validateAccountId } from '../../principals/accounts.js';
 import { requireRole } from '../../principals/roles.js';
@@ -24,6 +24,7 @@ export function proofRoutes(context: Pick<AppContext, 'store'>): RouteModule {
 
   router.get('/v1/audit/proofs/inclusion', async (ctx) => {
     requireRole(principalOf(ctx), 'auditor', 'admin');
+    onlyParams(ctx, ['account_id', 'seq', 'tree_size']);
     const accountId = validateAccountId(ctx.query.account_id);
     const seq = requiredInteger(ctx, 'seq');
     const treeSize = requiredInteger(ctx, 'tree_size');
@@ -32,6 +33,7 @@ export function proofRoutes(context: Pick<AppContext, 'store'>): RouteModule {
 
   router.get('/v1/audit/proofs/consistency', async (ctx) => {
     requireRole(principalOf(ctx), 'auditor', 'admin');
+    onlyParams(ctx, ['account_id', 'from', 'to']);
     const accountId = validateAccountId(ctx.query.account_id);
     const from = requiredInteger(ctx, 'from');
     const to = requiredInteger(ctx, 'to');
@@ -40,6 +42,7 @@ export function proofRoutes(context: Pick<AppContext, 'store'>): RouteModule {
 
   router.get('/v1/audit/checkpoints', async (ctx) => {
     requireRole(principalOf(ctx), 'auditor', 'admin');
+    onlyParams(ctx, ['account_id', 'after_size', 'cursor', 'limit']);
     const accountId = validateAccountId(ctx.query.account_id);
     // `cursor` is the next_cursor of the previous page; `after_size` the same thing by its own name.
     const cursor = integerParam(ctx, 'cursor', { fallback: -1, ...ANY_SIZE });
