@@ -140,7 +140,11 @@ test('a kept-alive connection the server closed while idle is not reused: the ne
   const client = new GatehouseClient({ baseUrl: server.url, apiKey: 'gh_x' });
   t.teardown(() => client.close());
   await client.request('GET', '/v1/healthz');
-  for (const s of server.sockets) s.end(); // the server's idle timeout, say
+  // The server's idle timeout, say. Its socket closes once the client has answered the FIN, so
+  // the client has seen the end by then, however loaded the machine (a fixed 50 ms was not).
+  const closed = [...server.sockets].map((s) => new Promise((r) => s.once('close', r)));
+  for (const s of server.sockets) s.end();
+  await Promise.all(closed);
   await new Promise((r) => setTimeout(r, 50));
   // Not repeatable, so only a connection known closed beforehand makes this pass.
   await t.notThrowsAsync(client.resolve('op_1', { state: 'succeeded', note: 'n' }));
