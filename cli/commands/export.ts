@@ -3,9 +3,9 @@ import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import type { Argv, CommandModule } from 'yargs';
 import { validateAccountId } from '../../src/principals/accounts.js';
-import { exportLines } from '../../src/ledger/export.js';
+import { accountInLedger, exportLines } from '../../src/ledger/export.js';
 import { rfc3339 } from '../../src/core/time.js';
-import { print, runVerb, storeOptions, type StoreArgs } from '../output.js';
+import { print, runVerb, storeOptions, UsageError, type StoreArgs } from '../output.js';
 import { withContext } from '../with-context.js';
 
 interface ExportArgs extends StoreArgs {
@@ -19,11 +19,18 @@ export const exportCommand: CommandModule<object, ExportArgs> = {
   builder: (y) => y.options({
     ...storeOptions,
     account: { type: 'string' },
-    out: { type: 'string', demandOption: true, describe: 'file to write (- for stdout)' },
+    // nargs: 1 takes the next word as the value even when it is "-" (yargs otherwise reads a
+    // lone "-" as a stray positional and refuses it).
+    out: { type: 'string', nargs: 1, demandOption: true, describe: 'file to write (- for stdout)' },
   }) as unknown as Argv<ExportArgs>,
   handler: (args) => runVerb(async () => {
     const accountId = args.account === undefined ? null : validateAccountId(args.account, '--account');
     await withContext(args, async (context) => {
+      // Checked before the file is made: an export of an account the ledger never had would
+      // be an empty log that verify calls intact (and, with its data key null, shredded).
+      if (accountId !== null && !(await accountInLedger(context.store.db, accountId))) {
+        throw new UsageError(`account ${accountId} is not in this ledger`);
+      }
       const lines = exportLines(context.store.db, {
         ledger_id: context.ledgerId, account_id: accountId, exported_at: rfc3339(context.clock.now()), keys: context.publicKeys(),
       });

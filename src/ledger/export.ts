@@ -45,7 +45,9 @@ export async function* exportLines(
   const dataKeys: Record<string, string | null> = {};
   for (const account of accounts) {
     const row = await db.selectFrom('accounts').select('wrapped_data_key').where('id', '=', account).executeTakeFirst();
-    dataKeys[account] = row?.wrapped_data_key ? Buffer.from(row.wrapped_data_key).toString('base64') : null;
+    // null says "shredded" to verify; an account with no key row (never sealed a payload, or
+    // not in this ledger at all) is left out rather than reported as shredded.
+    if (row) dataKeys[account] = row.wrapped_data_key ? Buffer.from(row.wrapped_data_key).toString('base64') : null;
   }
   const full: ExportHeader = { format: 'gatehouse-export', version: 1, ...header, data_keys: dataKeys };
   yield JSON.stringify(full) + '\n';
@@ -64,6 +66,13 @@ export async function* exportLines(
     // With their witness cosignatures, so verify --witness-key can check an export too.
     for (const checkpoint of await withCosignatures(db, checkpoints)) yield JSON.stringify({ kind: 'checkpoint', ...checkpoint }) + '\n';
   }
+}
+
+/** Whether the ledger knows the account: it has a chain (events) or a data key row. */
+export async function accountInLedger(db: Db, accountId: string): Promise<boolean> {
+  const chain = await db.selectFrom('chains').select('account_id').where('account_id', '=', accountId).executeTakeFirst();
+  if (chain) return true;
+  return (await db.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst()) !== undefined;
 }
 
 /** One page of an account's events after `afterSeq`, as the audit API lists them. */

@@ -1,0 +1,66 @@
+import fs from 'node:fs';
+import test from 'ava';
+import { runCli } from '../helpers/server-process.js';
+import { ACCOUNT, createLedger } from '../verify/ledger-fixture.js';
+
+/** A closed SQLite ledger of three events in account acme, dropped after the test. */
+async function closedLedger(t: import('ava').ExecutionContext) {
+  const ledger = await createLedger('sqlite');
+  t.teardown(async () => {
+    await ledger.close();
+    await ledger.store.drop();
+  });
+  await ledger.append(3);
+  await ledger.close();
+  return ledger;
+}
+
+test('export --out - (a separate word) writes the NDJSON to stdout, and verify reads it', async (t) => {
+  const ledger = await closedLedger(t);
+  const result = await runCli(['export', ...ledger.store.cliArgs, '--account', ACCOUNT, '--out', '-']);
+  t.is(result.code, 0, result.stderr);
+  const lines = result.stdout.trimEnd().split('\n').map((line) => JSON.parse(line));
+  t.like(lines[0], { format: 'gatehouse-export', account_id: ACCOUNT });
+  t.is(lines.filter((l) => l.kind === 'event').length, 3);
+  t.false(fs.existsSync('-'), 'no file named "-" was made');
+  const file = ledger.file('from-stdout.ndjson');
+  fs.writeFileSync(file, result.stdout);
+  const verified = await runCli(['verify', file, '--data-dir', ledger.store.dataDir]);
+  t.is(verified.code, 0, verified.stdout + verified.stderr);
+});
+
+test('export --out with no value is a usage error (exit 2), not an export to a file named ""', async (t) => {
+  const ledger = await closedLedger(t);
+  const result = await runCli(['export', ...ledger.store.cliArgs, '--out']);
+  t.is(result.code, 2);
+  t.regex(result.stderr, /out/);
+});
+
+test('export --account of an account not in the ledger exits 2 and writes nothing', async (t) => {
+  const ledger = await closedLedger(t);
+  const out = ledger.file('nosuch.ndjson');
+  const result = await runCli(['export', ...ledger.store.cliArgs, '--account', 'nosuch', '--out', out]);
+  t.is(result.code, 2);
+  t.is(result.stderr, 'gatehouse: account nosuch is not in this ledger\n');
+  t.false(fs.existsSync(out), 'no export file was made');
+  const toStdout = await runCli(['export', ...ledger.store.cliArgs, '--account', 'nosuch', '--out', '-']);
+  t.is(toStdout.code, 2);
+  t.is(toStdout.stdout, '');
+});
+
+test('an export (as GET /v1/audit/export writes it) of an account with no data key does not call it shredded', async (t) => {
+  const ledger = await createLedger('sqlite');
+  t.teardown(async () => {
+    await ledger.close();
+    await ledger.store.drop();
+  });
+  await ledger.append(1);
+  const { exportLines } = await import('../../src/ledger/export.js');
+  const header = { ledger_id: ledger.context.ledgerId, exported_at: new Date().toISOString(), keys: ledger.context.publicKeys() };
+  const first = async (accountId: string) => {
+    for await (const line of exportLines(ledger.context.store.db, { ...header, account_id: accountId })) return JSON.parse(line);
+    throw new Error('no header line');
+  };
+  t.deepEqual((await first('nosuch')).data_keys, {}, 'absent, not null (null means shredded)');
+  t.is(typeof (await first(ACCOUNT)).data_keys[ACCOUNT], 'string');
+});
