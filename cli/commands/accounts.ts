@@ -1,7 +1,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import { validateAccountId } from '../../src/principals/accounts.js';
 import { EXIT_USAGE, print, runVerb, storeOptions, type StoreArgs } from '../output.js';
-import { withContext } from '../with-context.js';
+import { withExistingLedger } from '../with-context.js';
 
 interface ShredArgs extends StoreArgs {
   account: string;
@@ -20,7 +20,7 @@ const shred: CommandModule<object, ShredArgs> = {
       process.exitCode = EXIT_USAGE;
       return;
     }
-    const shredded = await withContext(args, (context) => context.ledger.shred(accountId));
+    const shredded = await withExistingLedger(args, (context) => context.ledger.shred(accountId));
     if (!shredded) {
       process.stderr.write(`gatehouse: account ${accountId} does not exist or is already shredded\n`);
       process.exitCode = EXIT_USAGE;

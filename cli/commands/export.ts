@@ -6,7 +6,7 @@ import { validateAccountId } from '../../src/principals/accounts.js';
 import { accountInLedger, exportLines } from '../../src/ledger/export.js';
 import { rfc3339 } from '../../src/core/time.js';
 import { print, runVerb, storeOptions, UsageError, type StoreArgs } from '../output.js';
-import { withContext } from '../with-context.js';
+import { withExistingLedger } from '../with-context.js';
 
 interface ExportArgs extends StoreArgs {
   account?: string;
@@ -25,7 +25,7 @@ export const exportCommand: CommandModule<object, ExportArgs> = {
   }) as unknown as Argv<ExportArgs>,
   handler: (args) => runVerb(async () => {
     const accountId = args.account === undefined ? null : validateAccountId(args.account, '--account');
-    await withContext(args, async (context) => {
+    await withExistingLedger(args, async (context) => {
       // Checked before the file is made: an export of an account the ledger never had would
       // be an empty log that verify calls intact (and, with its data key null, shredded).
       if (accountId !== null && !(await accountInLedger(context.store.db, accountId))) {

@@ -2,7 +2,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { ROLES, type Role } from '../../src/principals/roles.js';
 import { validateAccountId } from '../../src/principals/accounts.js';
 import { EXIT_USAGE, print, runVerb, storeOptions, type StoreArgs } from '../output.js';
-import { withContext } from '../with-context.js';
+import { withContext, withExistingLedger } from '../with-context.js';
 
 interface AddArgs extends StoreArgs {
   account: string;
@@ -25,6 +25,7 @@ const add: CommandModule<object, AddArgs> = {
   }) as unknown as Argv<AddArgs>,
   handler: (args) => runVerb(async () => {
     const accountId = validateAccountId(args.account, '--account');
+    // May start the ledger on a data dir that has keys and no database (docs/cli.md).
     const created = await withContext(args, (context) =>
       context.principals.create({ account_id: accountId, roles: args.role, name: args.name ?? null }));
     print(args, `principal: ${created.principal.id}\nkey: ${created.key}`, created);
@@ -36,7 +37,7 @@ const list: CommandModule<object, StoreArgs> = {
   describe: 'list principals (never their keys)',
   builder: (y) => y.options(storeOptions),
   handler: (args) => runVerb(async () => {
-    const principals = await withContext(args, (context) => context.principals.list());
+    const principals = await withExistingLedger(args, (context) => context.principals.list());
     const lines = principals.map((p) =>
       `${p.id}\t${p.account_id}\t${p.roles.join(',')}\t${p.revoked_at ? `revoked ${p.revoked_at}` : 'active'}\t${p.name ?? ''}`);
     print(args, lines.join('\n') || '(no principals)', { principals });
@@ -48,7 +49,7 @@ const revoke: CommandModule<object, RevokeArgs> = {
   describe: 'revoke a principal\'s key (at once here, within 5 s in other instances)',
   builder: (y) => y.options(storeOptions).positional('id', { type: 'string', demandOption: true }) as unknown as Argv<RevokeArgs>,
   handler: (args) => runVerb(async () => {
-    const revoked = await withContext(args, (context) => context.principals.revoke(args.id));
+    const revoked = await withExistingLedger(args, (context) => context.principals.revoke(args.id));
     if (!revoked) {
       process.stderr.write(`gatehouse: no active principal ${args.id}\n`);
       process.exitCode = EXIT_USAGE;

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import type { Argv, CommandModule } from 'yargs';
 import { print, runVerb, storeOptions, UsageError, type StoreArgs } from '../output.js';
-import { withContext } from '../with-context.js';
+import { withExistingLedger } from '../with-context.js';
 
 interface ProveArgs extends StoreArgs {
   account: string;
@@ -27,7 +27,7 @@ export const proveCommand: CommandModule<object, ProveArgs> = {
   handler: (args) => runVerb(async () => {
     if (!Number.isSafeInteger(args.seq) || args.seq < 1) throw new UsageError(`--seq must be a whole number from 1, not ${args.seq}`);
     const given = args.checkpoint === undefined ? null : readCheckpointNote(args.checkpoint);
-    await withContext(args, async (context) => {
+    await withExistingLedger(args, async (context) => {
       const { buildEvidence } = await import('../../src/ledger/evidence-file.js');
       const evidence = await buildEvidence(context, args.account, args.seq, given);
       fs.writeFileSync(args.out, JSON.stringify(evidence, null, 2) + '\n');
