@@ -18,6 +18,7 @@ import { operationPort } from './operations/approval-port.js';
 import { Approvals } from './approvals/approvals.js';
 import { Metrics } from './metrics/metrics.js';
 import { logKeyName } from './core/log-keys.js';
+import { masterKeyCheck } from './core/master-key-check.js';
 
 /** Everything a request handler or CLI verb needs, built once from the config. */
 export interface AppContext {
@@ -115,7 +116,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
 async function ensureSameKeys(store: Store, signingKeyId: string, masterKey: Uint8Array): Promise<void> {
   const expected = {
     signing_key_id: signingKeyId,
-    master_key_check: crypto.createHmac('sha256', masterKey).update('gatehouse:master-key-check').digest('hex'),
+    master_key_check: masterKeyCheck(masterKey),
   };
   const recorded = await recordOnce(store, expected);
   for (const key of Object.keys(expected) as Array<keyof typeof expected>) {

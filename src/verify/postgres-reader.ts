@@ -9,17 +9,21 @@ import { int8AsNumber } from '../store/pg-int8.js';
 import { VerifyInputError, ioErrorCode } from './errors.js';
 import { EVENT_COLUMNS } from './columns.js';
 import { withCosignatureLines } from './cosignature-lines.js';
+import { type LedgerMeta, ledgerMeta } from './ledger-meta.js';
 import type { VerificationRun } from './run.js';
 
 const PAGE = 5000;
 
 export class PostgresLedgerReader {
   readonly ledgerId: string | null;
+  /** The master key's check value the ledger recorded (meta `master_key_check`); null in a database without one. */
+  readonly masterKeyCheck: string | null;
   readonly #client: pg.Client;
 
-  private constructor(client: pg.Client, ledgerId: string | null) {
+  private constructor(client: pg.Client, meta: LedgerMeta) {
     this.#client = client;
-    this.ledgerId = ledgerId;
+    this.ledgerId = meta.ledgerId;
+    this.masterKeyCheck = meta.masterKeyCheck;
   }
 
   static async open(url: string): Promise<PostgresLedgerReader> {
@@ -37,8 +41,8 @@ export class PostgresLedgerReader {
         "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name IN ('events', 'checkpoints', 'meta')",
       );
       if (tables.rows.length < 3) throw new VerifyInputError('the PostgreSQL database is not a Gatehouse ledger (no events, checkpoints or meta table)');
-      const meta = await client.query<{ value: string }>("SELECT value FROM meta WHERE key = 'ledger_id'");
-      return new PostgresLedgerReader(client, meta.rows[0]?.value ?? null);
+      const meta = await client.query<{ key: string; value: unknown }>("SELECT key, value FROM meta WHERE key IN ('ledger_id', 'master_key_check')");
+      return new PostgresLedgerReader(client, ledgerMeta(meta.rows));
     } catch (error) {
       await client.end().catch(() => undefined);
       if (error instanceof VerifyInputError) throw error;

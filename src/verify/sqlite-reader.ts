@@ -10,6 +10,7 @@ import type { VerifierCheckpoint } from '../core/checkpoint-trust.js';
 import { VerifyInputError, ioErrorCode } from './errors.js';
 import { EVENT_COLUMNS } from './columns.js';
 import { withCosignatureLines } from './cosignature-lines.js';
+import { type LedgerMeta, ledgerMeta } from './ledger-meta.js';
 import type { AccountStart, VerificationRun } from './run.js';
 import { type ParallelSettings, SliceWorkers, verifySlices } from './sqlite-slices.js';
 
@@ -40,16 +41,19 @@ function longestChain(db: BetterSqlite3.Database): unknown {
 
 export class SqliteLedgerReader {
   readonly ledgerId: string | null;
+  /** The master key's check value the ledger recorded (meta `master_key_check`); null in a file without one. */
+  readonly masterKeyCheck: string | null;
   readonly #db: BetterSqlite3.Database;
   readonly #file: string;
   readonly #settings: ParallelSettings;
   /** Started at open for the first account checked in slices (SliceWorkers); null once taken, or when none is long enough. */
   #early: SliceWorkers | null;
 
-  private constructor(db: BetterSqlite3.Database, file: string, ledgerId: string | null, settings: ParallelSettings) {
+  private constructor(db: BetterSqlite3.Database, file: string, meta: LedgerMeta, settings: ParallelSettings) {
     this.#db = db;
     this.#file = file;
-    this.ledgerId = ledgerId;
+    this.ledgerId = meta.ledgerId;
+    this.masterKeyCheck = meta.masterKeyCheck;
     this.#settings = settings;
     // The chain heads say whether an account is long enough: a wrong head only starts them for nothing, or late.
     const longest = longestChain(db);
@@ -72,8 +76,8 @@ export class SqliteLedgerReader {
       for (const table of ['events', 'checkpoints', 'meta']) {
         if (!tables.has(table)) throw new VerifyInputError(`${file} is not a Gatehouse database (no ${table} table)`);
       }
-      const row = db.prepare("SELECT value FROM meta WHERE key = 'ledger_id'").get() as { value: string } | undefined;
-      return new SqliteLedgerReader(db, file, typeof row?.value === 'string' ? row.value : null, settings);
+      const rows = db.prepare("SELECT key, value FROM meta WHERE key IN ('ledger_id', 'master_key_check')").all() as Array<{ key: string; value: unknown }>;
+      return new SqliteLedgerReader(db, file, ledgerMeta(rows), settings);
     } catch (error) {
       db.close();
       if (error instanceof VerifyInputError) throw error;

@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import { type MasterKey, withSodium } from '../core/account-data-key.js';
+import { matchesMasterKeyCheck } from '../core/master-key-check.js';
 import type { NoteVerifierKey } from '../core/signing-key.js';
 import { VerifyInputError } from './errors.js';
 import type { ParallelSettings } from '../config/verify-tuning.js';
@@ -42,6 +43,7 @@ export interface VerifyOptions {
 
 interface Reader {
   ledgerId: string | null;
+  masterKeyCheck: string | null;
   accounts(): string[] | Promise<string[]>;
   approximateEventCount(account: string | null): number | Promise<number>;
   verifyAccount(run: VerificationRun, account: string): void | Promise<void>;
@@ -55,8 +57,9 @@ export async function verifyLedger(options: VerifyOptions): Promise<VerifyReport
     if (foreign) throw new VerifyInputError(`--checkpoint ${foreign.file} is for account ${foreign.accountId}, not --account ${options.account}`);
   }
   witnessPolicy(options.witnessKeys ?? [], options.minWitnesses); // bad witness options: exit 2 before any reading
+  const masterKeyBytes = options.masterKeyFile === undefined ? undefined : readKeyFile(options.masterKeyFile, 'master key');
   // libsodium is loaded only here, for a master key: without one no payload is opened.
-  const masterKey = options.masterKeyFile === undefined ? undefined : await withSodium(readKeyFile(options.masterKeyFile, 'master key'));
+  const masterKey = masterKeyBytes === undefined ? undefined : await withSodium(masterKeyBytes);
   const { input } = options;
 
   if (input.kind === 'export') {
@@ -71,6 +74,7 @@ export async function verifyLedger(options: VerifyOptions): Promise<VerifyReport
     ? (await import('./sqlite-reader.js')).SqliteLedgerReader.open(input.file, options.parallel)
     : await (await import('./postgres-reader.js')).PostgresLedgerReader.open(input.url);
   try {
+    if (masterKeyBytes !== undefined) refuseAnotherMasterKey(options.masterKeyFile!, masterKeyBytes, reader.masterKeyCheck);
     const trusted = trustFor(options, reader.ledgerId, null);
     const known = await reader.accounts();
     let accounts = known;
@@ -85,6 +89,20 @@ export async function verifyLedger(options: VerifyOptions): Promise<VerifyReport
   } finally {
     await reader.close();
   }
+}
+
+/**
+ * A master key that is not the ledger's (its check value differs from the one the database
+ * recorded) is a mistake in the command, not evidence: without this every account's data key
+ * would fail to unwrap and be reported tampered (exit 1). A database written before the check
+ * value existed has none, and its accounts are judged one by one as before.
+ */
+function refuseAnotherMasterKey(file: string, masterKey: Uint8Array, recorded: string | null): void {
+  if (recorded === null || matchesMasterKeyCheck(masterKey, recorded)) return;
+  throw new VerifyInputError(
+    `--master-key ${file} is not this ledger's master key (the ledger records a check value of its master key, and this key does not match it): ` +
+      'pass the master.key of the data dir this ledger was created in (or the GATEHOUSE_MASTER_KEY its service runs with, saved to a file)',
+  );
 }
 
 function newRun(

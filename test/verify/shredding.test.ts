@@ -43,7 +43,7 @@ for (const kind of kinds) {
   });
 }
 
-test('with --master-key an intact account has every payload decrypt; a wrong master key is reported, not passed', async (t) => {
+test('with --master-key an intact account has every payload decrypt', async (t) => {
   const ledger = await createLedger('sqlite');
   t.teardown(async () => {
     await ledger.close();
@@ -54,9 +54,5 @@ test('with --master-key an intact account has every payload decrypt; a wrong mas
   const good = await verifyJson([...ledger.store.cliArgs, '--master-key', ledger.file('master.key')]);
   t.is(good.code, 0);
   t.false(good.report!.accounts[0]!.shredded);
-  const wrong = ledger.file('other.key');
-  (await import('node:fs')).writeFileSync(wrong, Buffer.alloc(32, 1).toString('base64'));
-  const bad = await verifyJson([...ledger.store.cliArgs, '--master-key', wrong]);
-  t.is(bad.code, 1);
-  t.regex(bad.report!.accounts[0]!.reason!, /data key does not unwrap/);
+  // Another master key, and a key row that does not unwrap: master-key.test.ts.
 });
