@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import type { Argv, CommandModule } from 'yargs';
 import { print, runVerb, storeOptions, UsageError, type StoreArgs } from '../output.js';
 import { withExistingLedger } from '../with-context.js';
+import type { SavedCheckpoint } from '../../src/ledger/saved-checkpoint.js';
 
 interface ProveArgs extends StoreArgs {
   account: string;
@@ -26,7 +27,7 @@ export const proveCommand: CommandModule<object, ProveArgs> = {
   }) as unknown as Argv<ProveArgs>,
   handler: (args) => runVerb(async () => {
     if (!Number.isSafeInteger(args.seq) || args.seq < 1) throw new UsageError(`--seq must be a whole number from 1, not ${args.seq}`);
-    const given = args.checkpoint === undefined ? null : readCheckpointNote(args.checkpoint);
+    const given = args.checkpoint === undefined ? null : readSavedCheckpoint(args.checkpoint);
     await withExistingLedger(args, async (context) => {
       const { buildEvidence } = await import('../../src/ledger/evidence-file.js');
       const evidence = await buildEvidence(context, args.account, args.seq, given);
@@ -37,13 +38,16 @@ export const proveCommand: CommandModule<object, ProveArgs> = {
   }),
 };
 
-/** The note of a saved checkpoint: the JSON the API returns, or the note text itself. */
-function readCheckpointNote(file: string): string {
+/** A saved checkpoint: the JSON the API returns (its note and members), or the note text itself. */
+function readSavedCheckpoint(file: string): SavedCheckpoint {
   const text = fs.readFileSync(file, 'utf8');
-  if (!text.trimStart().startsWith('{')) return text;
+  if (!text.trimStart().startsWith('{')) return { note: text };
   try {
-    const note = (JSON.parse(text) as { note?: unknown }).note;
-    if (typeof note === 'string') return note;
+    const parsed = JSON.parse(text) as Record<string, unknown> | null; // untrusted input
+    if (typeof parsed?.note === 'string') {
+      const { note, account_id, tree_size, root_hash } = parsed;
+      return { note, account_id, tree_size, root_hash };
+    }
   } catch {
     // reported below
   }

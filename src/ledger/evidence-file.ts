@@ -10,6 +10,7 @@ import { DomainError } from '../core/errors.js';
 import { type CosignedCheckpoint, withCosignaturesOne } from './cosignatures.js';
 import { type ExportedEvent, toExportedEvent } from './export.js';
 import { type InclusionProofJson, inclusionProofOf, logSize } from './proofs.js';
+import { type SavedCheckpoint, storedCheckpointFor } from './saved-checkpoint.js';
 
 export interface EvidenceFile {
   format: typeof EVIDENCE_FORMAT;
@@ -21,24 +22,13 @@ export interface EvidenceFile {
   keys: unknown[];
 }
 
-/** The body of a signed note: everything before the blank line that precedes its signatures. */
-function noteBody(note: string): string {
-  return note.slice(0, note.indexOf('\n\n') + 1);
-}
-
-export async function buildEvidence(context: AppContext, accountId: string, seq: number, givenNote: string | null): Promise<EvidenceFile> {
+export async function buildEvidence(context: AppContext, accountId: string, seq: number, given: SavedCheckpoint | null): Promise<EvidenceFile> {
   const db = context.store.db;
   const size = await logSize(db, accountId);
   if (seq > size) throw new DomainError('invalid_request', `account ${accountId} has ${size} events, so there is no event ${seq}`);
   let checkpoint;
-  if (givenNote !== null) {
-    // Only a checkpoint this ledger signed: the same body as a stored one.
-    const treeSize = Number(givenNote.split('\n')[1]);
-    checkpoint = await db.selectFrom('checkpoints').selectAll().where('account_id', '=', accountId)
-      .where('tree_size', '=', Number.isSafeInteger(treeSize) ? treeSize : -1).executeTakeFirst();
-    if (checkpoint === undefined || noteBody(checkpoint.note) !== noteBody(givenNote)) {
-      throw new DomainError('invalid_request', `the given checkpoint is not one this ledger signed for account ${accountId}`);
-    }
+  if (given !== null) {
+    checkpoint = await storedCheckpointFor(db, context.ledgerId, accountId, given);
     if (checkpoint.tree_size < seq) throw new DomainError('invalid_request', `the given checkpoint covers ${checkpoint.tree_size} events, not event ${seq}`);
   } else {
     checkpoint = await db.selectFrom('checkpoints').selectAll().where('account_id', '=', accountId)

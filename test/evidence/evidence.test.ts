@@ -125,3 +125,40 @@ test('prove refuses an event beyond the log and a checkpoint this ledger did not
   t.is(fresh.code, 0, fresh.stderr);
   t.is(JSON.parse(fs.readFileSync(ledger.file('z.json'), 'utf8')).checkpoint.tree_size, 35);
 });
+
+test('prove --checkpoint takes the saved checkpoint only when it is exactly one this ledger signed, and names what differs (exit 2)', async (t) => {
+  const { ledger, file } = await withEvidence(t);
+  const saved = JSON.parse(fs.readFileSync(file, 'utf8')).checkpoint; // as the API returns it: with its cosignature
+  const prove = async (checkpoint: unknown, name: string) => {
+    const given = ledger.file(`${name}.json`);
+    fs.writeFileSync(given, typeof checkpoint === 'string' ? checkpoint : JSON.stringify(checkpoint));
+    return runCli(['prove', ...ledger.store.cliArgs, '--account', ACCOUNT, '--seq', '5', '--checkpoint', given, '--out', ledger.file(`${name}-evidence.json`)]);
+  };
+  const flipLast = (line: string) => line.replace(/.(=*)$/, (c, pad: string) => (c[0] === 'A' ? 'B' : 'A') + pad);
+  const lines = saved.note.split('\n') as string[];
+  const logLine = lines.findIndex((l) => l.startsWith('\u2014 gatehouse/'));
+  const withLine = (i: number, text: string) => lines.map((l, j) => (j === i ? text : l)).join('\n');
+
+  const exact = await prove(saved, 'exact');
+  t.is(exact.code, 0, exact.stderr);
+  const older = await prove(lines.filter((l) => !l.startsWith('\u2014 witness.example/')).join('\n'), 'older');
+  t.is(older.code, 0, `a copy saved before the witness cosigned (note text only): ${older.stderr}`);
+
+  const cases: Array<[string, unknown, RegExp]> = [
+    ['a log signature altered', { ...saved, note: withLine(logLine, flipLast(lines[logLine]!)) }, /its log signature differs from the one stored at size 30/],
+    ['root_hash altered', { ...saved, root_hash: '0'.repeat(64) }, /its root_hash differs from the one stored at size 30/],
+    ['tree_size altered', { ...saved, tree_size: 29 }, /its tree_size 29 differs from its note's size 30/],
+    ['account_id altered', { ...saved, account_id: 'other' }, /its account_id "other" differs from its note's origin/],
+    ['the root line of the note altered', { ...saved, note: withLine(2, Buffer.alloc(32, 7).toString('base64')) }, /its note's signed text \(the root\) differs/],
+    ['a signature line added', { ...saved, note: saved.note + '\u2014 someone AAAAAAAA\n' }, /carries a signature line this ledger does not hold/],
+    ['a size with no stored checkpoint', { note: withLine(1, '31') }, /this ledger has no checkpoint of the account at size 31/],
+    ['another account', { note: withLine(0, lines[0]!.replace(/\/acme$/, '/beta')) }, /its origin is "gatehouse\/[0-9a-f]+\/beta"/],
+  ];
+  for (const [what, checkpoint, reason] of cases) {
+    const r = await prove(checkpoint, what.replace(/\W+/g, '-'));
+    t.is(r.code, 2, `${what}: ${r.stdout}${r.stderr}`);
+    t.regex(r.stderr, /^gatehouse: the given checkpoint is not one this ledger signed for account acme: /, what);
+    t.regex(r.stderr, reason, what);
+    t.false(fs.existsSync(ledger.file(`${what.replace(/\W+/g, '-')}-evidence.json`)), `${what}: no evidence file`);
+  }
+});

@@ -1,0 +1,58 @@
+/**
+ * `gatehouse prove --checkpoint FILE`: the checkpoint an auditor saved must be exactly one this
+ * ledger signed for the account — the same origin, size and root, the same log signature, and
+ * no signature line the ledger does not hold (witness cosignatures stored later may be missing
+ * from an older copy). A copy that differs in any of these is refused, naming what differs,
+ * rather than silently proving against the stored checkpoint of that size: whoever holds the
+ * altered file would otherwise believe it was accepted.
+ */
+import type { Checkpoint } from '../core/wire.js';
+import { DomainError } from '../core/errors.js';
+import { checkpointOrigin } from '../core/log-keys.js';
+import type { Db } from '../store/store.js';
+
+/** A saved checkpoint as read from its file: the note, and the JSON members beside it when it was JSON. */
+export interface SavedCheckpoint {
+  note: string;
+  account_id?: unknown;
+  tree_size?: unknown;
+  root_hash?: unknown;
+}
+
+/** The body of a signed note: everything before the blank line that precedes its signatures. */
+function noteBody(note: string): string {
+  return note.slice(0, note.indexOf('\n\n') + 1);
+}
+
+function signatureLines(note: string): string[] {
+  const blank = note.indexOf('\n\n');
+  return blank < 0 ? [] : note.slice(blank + 2).split('\n').filter((line) => line !== '');
+}
+
+/** The stored checkpoint the saved one is; throws invalid_request naming the first difference. */
+export async function storedCheckpointFor(db: Db, ledgerId: string, accountId: string, saved: SavedCheckpoint): Promise<Checkpoint> {
+  const refuse = (why: string): never => {
+    throw new DomainError('invalid_request', `the given checkpoint is not one this ledger signed for account ${accountId}: ${why}`);
+  };
+  // untrusted input: the file's note and members are only compared, never trusted
+  const [origin = '', sizeLine = ''] = saved.note.split('\n');
+  const expectedOrigin = checkpointOrigin(ledgerId, accountId);
+  if (origin !== expectedOrigin) refuse(`its origin is ${JSON.stringify(origin)}, not ${JSON.stringify(expectedOrigin)}`);
+  if (!/^(0|[1-9]\d{0,15})$/.test(sizeLine)) refuse(`its second line ${JSON.stringify(sizeLine)} is not a tree size`);
+  const size = Number(sizeLine);
+  if (saved.account_id !== undefined && saved.account_id !== accountId) refuse(`its account_id ${JSON.stringify(saved.account_id)} differs from its note's origin`);
+  if (saved.tree_size !== undefined && saved.tree_size !== size) refuse(`its tree_size ${JSON.stringify(saved.tree_size)} differs from its note's size ${size}`);
+  const stored = await db.selectFrom('checkpoints').selectAll().where('account_id', '=', accountId).where('tree_size', '=', size).executeTakeFirst();
+  if (stored === undefined) refuse(`this ledger has no checkpoint of the account at size ${size}`);
+  const at = `the one stored at size ${size}`;
+  if (saved.root_hash !== undefined && saved.root_hash !== stored!.root_hash) refuse(`its root_hash differs from ${at}`);
+  if (noteBody(saved.note) !== noteBody(stored!.note)) refuse(`its note's signed text (the root) differs from ${at}`);
+  const given = new Set(signatureLines(saved.note));
+  if (signatureLines(stored!.note).some((line) => !given.has(line))) refuse(`its log signature differs from ${at}`);
+  const cosignatures = await db.selectFrom('checkpoint_cosignatures').select('line')
+    .where('account_id', '=', accountId).where('tree_size', '=', size).execute();
+  const held = new Set([...signatureLines(stored!.note), ...cosignatures.map((c) => c.line)]);
+  const foreign = [...given].find((line) => !held.has(line));
+  if (foreign !== undefined) refuse(`it carries a signature line this ledger does not hold (${JSON.stringify(foreign.slice(0, 60))}…)`);
+  return stored!;
+}
