@@ -17,6 +17,8 @@ export interface VerifierCheckpoint {
   tree_size?: number;
   /** Hex; optional like tree_size. */
   root_hash?: string;
+  /** Optional like tree_size; when present it must name the account of the note's origin. */
+  account_id?: string;
   note: string;
 }
 
@@ -81,6 +83,12 @@ export class CheckpointTrust {
     }
     if (checkpoint.root_hash !== undefined && checkpoint.root_hash !== rootHex) {
       this.#failures.report(at, `${what} at size ${treeSize}: root_hash differs from its signed note`, true);
+      return null;
+    }
+    // The origin names this account (checked above), so an account_id that names another is a
+    // JSON member edited apart from what was signed, like a root_hash or tree_size that differs.
+    if (checkpoint.account_id !== undefined && checkpoint.account_id !== this.#accountId) {
+      this.#failures.report(at, `${what} at size ${treeSize}: account_id ${JSON.stringify(checkpoint.account_id)} differs from its signed note (origin ${JSON.stringify(origin)})`, true);
       return null;
     }
     return { treeSize, rootHex };

@@ -40,5 +40,8 @@ function fromJson(text: string, file: string): VerifierCheckpoint {
   if (typeof c?.note !== 'string') throw new VerifyInputError(`--checkpoint ${file} has no "note" (expected a checkpoint as GET /v1/audit/checkpoints/latest returns it)`);
   if (c.tree_size !== undefined && typeof c.tree_size !== 'number') throw new VerifyInputError(`--checkpoint ${file}: tree_size is not a number`);
   if (c.root_hash !== undefined && typeof c.root_hash !== 'string') throw new VerifyInputError(`--checkpoint ${file}: root_hash is not a string`);
-  return { note: c.note, tree_size: c.tree_size as number | undefined, root_hash: c.root_hash as string | undefined };
+  if (c.account_id !== undefined && typeof c.account_id !== 'string') throw new VerifyInputError(`--checkpoint ${file}: account_id is not a string`);
+  return {
+    note: c.note, tree_size: c.tree_size as number | undefined, root_hash: c.root_hash as string | undefined, account_id: c.account_id as string | undefined,
+  };
 }

@@ -175,3 +175,18 @@ test('verify --account checks one account only', async (t) => {
   t.deepEqual(one.report!.accounts.map((a) => a.account_id), [ACCOUNT]);
   t.is((await runCli(['verify', '--db', file, '--data-dir', ledger.store.dataDir, '--account', 'nobody'])).code, 2);
 });
+
+test('a given checkpoint whose account_id contradicts its note is refused like a root_hash that does: exit 1 at its size', async (t) => {
+  const ledger = await closedLedger(t);
+  const saved = JSON.parse(fs.readFileSync(ledger.file('cp.json'), 'utf8'));
+  t.is(saved.account_id, ACCOUNT);
+  const edited = ledger.file('cp-other-account.json');
+  fs.writeFileSync(edited, JSON.stringify({ ...saved, account_id: 'beta' }));
+  const db = (ledger.store.config.store as { file: string }).file;
+  const result = await verifyJson(['--db', db, '--data-dir', ledger.store.dataDir, '--checkpoint', edited]);
+  t.is(result.code, 1, result.stdout + result.stderr);
+  t.deepEqual(result.report!.accounts.map((a) => [a.account_id, a.first_bad_seq]), [[ACCOUNT, 3]]);
+  t.regex(result.report!.accounts[0]!.reason!, /^given checkpoint at size 3: account_id "beta" differs from its signed note \(origin "gatehouse\/[0-9a-f]+\/acme"\)$/);
+  const intact = await verifyJson(['--db', db, '--data-dir', ledger.store.dataDir, '--checkpoint', ledger.file('cp.json')]);
+  t.is(intact.code, 0, 'the checkpoint as saved still verifies');
+});

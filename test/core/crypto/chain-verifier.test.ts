@@ -293,6 +293,8 @@ test('checkpoints: foreign origin, unsigned fields that disagree with the note',
   const cp = checkpointAt(events, 10);
   expectBad(t, verify(events, { checkpoints: [{ ...cp, tree_size: 11 }], order: 'checkpoints-first' }), 10, /tree_size 11 differs from its signed note/);
   expectBad(t, verify(events, { checkpoints: [{ ...cp, root_hash: sha256Hex('r') }] }), 10, /root_hash differs/);
+  expectBad(t, verify(events, { given: [{ ...cp, account_id: 'acct-2' }], order: 'checkpoints-first' }), 10, /given checkpoint at size 10: account_id "acct-2" differs from its signed note \(origin "gatehouse\/L1\/acct-1"\)/);
+  t.is(verify(events, { given: [{ ...cp, account_id: ACCOUNT }], order: 'checkpoints-first' }).reason, null, 'an account_id that agrees is fine');
   // a bare note (no JSON fields) works
   t.is(verify(events, { given: [{ note: cp.note }], order: 'checkpoints-first' }).reason, null);
   // without ledgerId, the origin must be the signing key's name + account
