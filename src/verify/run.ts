@@ -10,6 +10,7 @@ import { type VerifierCheckpoint, claimedSize } from '../core/checkpoint-trust.j
 import type { NoteVerifierKey } from '../core/signing-key.js';
 import type { VerifierEvent } from '../core/verifier-event.js';
 import type { GivenCheckpoint } from './given-checkpoints.js';
+import { largestSignedSize, unsignedTailWarning } from './unsigned-tail.js';
 import { type WitnessPolicy, witnessShortfall } from './witness-policy.js';
 
 export interface AccountStart {
@@ -40,6 +41,8 @@ interface Open {
   broken: { seq: number; reason: string } | null;
   /** The stored checkpoint with the largest size (for the witness policy). */
   newest: VerifierCheckpoint | null;
+  /** The largest size a stored or given checkpoint signs (for the unsigned-tail warning). */
+  signedSize: number;
 }
 
 export class VerificationRun {
@@ -73,7 +76,9 @@ export class VerificationRun {
     }
     const newest = start.checkpoints.reduce<VerifierCheckpoint | null>(
       (a, c) => (a === null || Number(c.tree_size) > Number(a.tree_size) ? c : a), null);
-    this.#open = { verifier, lastSeq: 0, broken: null, newest };
+    const given = this.#options.given.filter((g) => g.accountId === start.accountId).map((g) => g.checkpoint);
+    const signedSize = largestSignedSize([...start.checkpoints, ...given]);
+    this.#open = { verifier, lastSeq: 0, broken: null, newest, signedSize };
   }
 
   get currentAccount(): string | null {
@@ -168,6 +173,10 @@ export class VerificationRun {
           ? `not witnessed: ${shortfall}`
           : `not witnessed: the newest checkpoint (size ${size}) has ${shortfall}; the log may have been rolled back or forked`;
       }
+    }
+    if (verdict.reason === null) {
+      const tail = unsignedTailWarning(verdict.events, open.signedSize);
+      if (tail !== null) verdict.warnings.push(tail);
     }
     this.#verdicts.set(verdict.account_id, verdict);
   }
