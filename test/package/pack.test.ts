@@ -111,7 +111,7 @@ test('the packed package installs into a plain JavaScript project: client, types
   t.true(shipped.includes('dist/src/client/index.js') && shipped.includes('dist/src/client/index.d.ts'), 'the client is shipped as JS with declarations');
   t.true(shipped.includes('dist/cli/main.js') && shipped.includes('dist/schema/openapi.json'));
   t.deepEqual(shipped.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')), [], 'no TypeScript sources are shipped');
-  // The README's links into docs/ resolve in the installed package too (CONTRACT §13: the reference docs travel with it).
+  // The README's links into docs/ resolve in the installed package too: the reference docs travel with it.
   const linked = [...readFileSync(path.join(ROOT, 'README.md'), 'utf8').matchAll(/\]\((docs\/[^)#\s]+)/g)].map((m) => m[1]!);
   t.true(linked.length > 0);
   t.deepEqual(linked.filter((doc) => !shipped.includes(doc)), [], 'every docs/ page the README links is shipped');
