@@ -39,7 +39,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     'witness-quorum': { type: 'number', describe: 'cosignatures a checkpoint needs to count as witnessed (default 1); below it the service logs a warning' },
     'request-deadline': { type: 'string', default: '10s', describe: 'no request is worked on longer than this; past it the answer is 503 (e.g. 10s, 2500ms)' },
     'max-in-flight': { type: 'number', default: DEFAULT_LIMITS.maxInFlight, describe: 'requests worked on at once; past it new ones are answered 503 overloaded before their body is read' },
-    'max-in-flight-per-client': { type: 'number', describe: 'requests one client (API key, else address) may have in flight (default: a quarter of --max-in-flight)' },
+    'max-in-flight-per-client': { type: 'number', describe: 'requests one client (API key, else address) may have in flight (default: half of --max-in-flight)' },
     'max-connections': { type: 'number', default: DEFAULT_LIMITS.maxConnections, describe: 'open connections; past it idle ones are closed and requests answered 503 overloaded' },
   }),
   handler: (args) => runVerb(async () => {

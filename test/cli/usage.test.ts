@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runCli } from '../helpers/server-process.js';
+import { DEFAULT_LIMITS } from '../../src/http/limits.js';
 
 const cases: Array<[string, string[], RegExp]> = [
   ['a port that is not a number', ['serve', '--port', 'abc'], /--port must be a whole number/],
@@ -23,3 +24,12 @@ for (const [situation, args, message] of cases) {
     t.deepEqual(fs.readdirSync(dataDir), [], 'nothing was initialised');
   });
 }
+
+test('serve --help gives the per-client in-flight default the service applies: half of --max-in-flight', async (t) => {
+  const result = await runCli(['serve', '--help']);
+  t.is(result.code, 0, result.stderr);
+  // yargs wraps the description at the terminal's width, inside words too.
+  const help = result.stdout.replace(/\s+/g, '');
+  t.true(help.includes('(default:halfof--max-in-flight)'), result.stdout);
+  t.is(DEFAULT_LIMITS.maxInFlightPerClient, DEFAULT_LIMITS.maxInFlight / 2, 'src/http/limits.ts says the same');
+});
