@@ -31,5 +31,5 @@ test('serve --help gives the per-client in-flight default the service applies: h
   // yargs wraps the description at the terminal's width, inside words too.
   const help = result.stdout.replace(/\s+/g, '');
   t.true(help.includes('(default:halfof--max-in-flight)'), result.stdout);
-  t.is(DEFAULT_LIMITS.maxInFlightPerClient, DEFAULT_LIMITS.maxInFlight / 2, 'src/http/limits.ts says the same');
+  t.is(DEFAULT_LIMITS.maxInFlightPerClient as number, DEFAULT_LIMITS.maxInFlight / 2, 'src/http/limits.ts says the same');
 });
