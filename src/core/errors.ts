@@ -8,6 +8,7 @@ export const ERROR_CODES = [
   'not_found',
   'method_not_allowed',
   'payload_too_large',
+  'headers_too_large',
   'unsupported_media_type',
   'invalid_json',
   'duplicate_member',

@@ -7,6 +7,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   not_found: 404,
   method_not_allowed: 405,
   payload_too_large: 413,
+  headers_too_large: 431,
   unsupported_media_type: 415,
   invalid_json: 400,
   duplicate_member: 400,

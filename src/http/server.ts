@@ -5,6 +5,7 @@ import { createApp, type HttpOptions } from './app.js';
 import { DEFAULT_LIMITS } from './limits.js';
 import { limitConnections, refuseOverConnectionBound } from './connection-limit.js';
 import { connectionArrivals } from './connection-arrivals.js';
+import { answerClientErrors } from './client-error.js';
 import { RateLimitedLog } from '../core/rate-limited-log.js';
 import { healthRoutes } from './routes/health.js';
 import { openapiRoutes } from './routes/openapi.js';
@@ -51,6 +52,7 @@ export async function startServer(context: AppContext, options: ServeOptions): P
     void handle(req, res);
   });
   connections = limitConnections(server, options.maxConnections ?? DEFAULT_LIMITS.maxConnections);
+  answerClientErrors(server);
   const arrivals = connectionArrivals(server);
   context.store.arrivals = arrivals;
   server.keepAliveTimeout = 65_000;
