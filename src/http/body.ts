@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import { JsonInputError, parseStrictJson } from '../core/strict-json.js';
 import type { JsonValue } from '../core/json.js';
@@ -23,9 +24,12 @@ const DISCARD_BYTES = 64 * 1024 * 1024;
 
 /**
  * The request body's bytes, refused with 413 as soon as it passes `maxBytes` (declared or streamed).
- * A streamed body over the limit is not cut off: closing a socket that still has unread bytes makes
- * the kernel send a reset, and the client would lose the 413 with it. The rest is read and discarded
- * (bounded in time and bytes) while the answer goes out.
+ * The rest of a body over the limit is never parsed as a request: the 413 closes the connection
+ * (a client that sent more than it declared would otherwise have its bytes read as the next
+ * request). It closes in stages (RFC 9112 §9.6): closing a socket that still has unread bytes
+ * makes the kernel send a reset, and the client would lose the 413 with it. So the 413 goes out
+ * at once, the rest is read and discarded (bounded in time and bytes), and only then does the
+ * answer end and the connection close (`setErrorBody`).
  *
  * With `timeoutMs`, a body that has not fully arrived by then is refused with 400 and its
  * connection closed after the answer: a client that trickles bytes holds nothing for long.
@@ -51,10 +55,7 @@ export async function readRawBody(ctx: Context, maxBytes: number, options: { tim
 
 function readAllOf(ctx: Context, maxBytes: number): Promise<Buffer> {
   const declared = Number(ctx.get('content-length') || NaN);
-  if (declared > maxBytes) {
-    discardRest(ctx.req);
-    return Promise.reject(tooLarge(maxBytes));
-  }
+  if (declared > maxBytes) return Promise.reject(refuseTooLarge(ctx, maxBytes));
   const req = ctx.req;
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -63,8 +64,7 @@ function readAllOf(ctx: Context, maxBytes: number): Promise<Buffer> {
       total += chunk.length;
       if (total <= maxBytes) return void chunks.push(chunk);
       cleanup();
-      discardRest(req);
-      reject(tooLarge(maxBytes));
+      reject(refuseTooLarge(ctx, maxBytes));
     };
     const onEnd = () => {
       cleanup();
@@ -85,7 +85,8 @@ function readAllOf(ctx: Context, maxBytes: number): Promise<Buffer> {
   });
 }
 
-function discardRest(req: Context['req']): void {
+/** Reads and throws away the rest of the body; settles when it has ended, or when the socket is closed (past the bounds, it is). */
+function discardRest(req: Context['req']): Promise<void> {
   let discarded = 0;
   const giveUp = setTimeout(() => req.socket.destroy(), DISCARD_MS);
   giveUp.unref();
@@ -93,11 +94,35 @@ function discardRest(req: Context['req']): void {
     discarded += chunk.length;
     if (discarded > DISCARD_BYTES) req.socket.destroy();
   });
-  req.once('end', () => clearTimeout(giveUp));
-  req.once('close', () => clearTimeout(giveUp));
+  const ended = new Promise<void>((resolve) => {
+    req.once('end', resolve);
+    req.once('close', resolve);
+  }).finally(() => clearTimeout(giveUp));
   req.resume();
+  return ended;
 }
 
-function tooLarge(maxBytes: number): DomainError {
+function refuseTooLarge(ctx: Context, maxBytes: number): DomainError {
+  ctx.set('connection', 'close');
+  ctx.state.bodyDiscarded = discardRest(ctx.req);
   return new DomainError('payload_too_large', `the request body exceeds ${maxBytes} bytes; send a smaller body`);
+}
+
+/**
+ * Sets the body of an error answer. While the request's body is still being discarded (a 413),
+ * the answer is sent at once but ends only once the discard has: Node closes the connection at
+ * the answer's end, and the bytes still coming would then be answered with a reset.
+ */
+export function setErrorBody(ctx: Context, answer: object): void {
+  const discarding = ctx.state.bodyDiscarded as Promise<void> | undefined;
+  if (!discarding) {
+    ctx.body = answer;
+    return;
+  }
+  const bytes = Buffer.from(JSON.stringify(answer));
+  const stream = new Readable({ read() {} });
+  stream.push(bytes);
+  void discarding.then(() => stream.push(null));
+  ctx.body = stream;
+  ctx.length = bytes.length;
 }

@@ -6,6 +6,7 @@ import { RateLimitedLog } from '../core/rate-limited-log.js';
 import { DomainError, InvariantError } from '../core/errors.js';
 import { httpErrorOf, INTERNAL_ERROR, RETRY_AFTER_SECONDS } from './error-status.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { setErrorBody } from './body.js';
 
 /**
  * First in the chain: a DomainError becomes the contract's JSON with the status its code maps to.
@@ -61,7 +62,7 @@ function writeError(ctx: Context, status: number, code: string, message: string,
   ctx.status = status;
   if (status === 503) ctx.set('Retry-After', String(RETRY_AFTER_SECONDS));
   ctx.type = 'application/json';
-  ctx.body = { error: { code, message, ...details } };
+  setErrorBody(ctx, { error: { code, message, ...details } });
 }
 
 /** The domain's own errors, the store's outage, and Koa's http-errors keep their meaning; nothing else does. */
