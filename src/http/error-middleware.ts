@@ -9,12 +9,13 @@ import type { Metrics } from '../metrics/metrics.js';
 import { setErrorBody } from './body.js';
 
 /**
- * First in the chain: a DomainError becomes the contract's JSON with the status its code maps to.
+ * First in the chain: every answer is `Cache-Control: no-store`; a DomainError becomes the
+ * contract's JSON with the status its code maps to.
  * Anything else — a broken invariant, a bug — is logged once with its cause and answered
  * 500 `internal` with nothing of the message, stack or SQL. Then, with the status that answer
  * chose, the request's latency is recorded by route template (so ids never become labels).
  *
- * The two share this one layer because each Koa middleware layer costs ~3 µs of a replay's
+ * These share this one layer because each Koa middleware layer costs ~3 µs of a replay's
  * ~150 µs of CPU, with or without work of its own (BENCHMARKS.md, ninth session).
  */
 export function errorMiddleware(logger: Logger, metrics: Metrics): Middleware {
@@ -22,6 +23,9 @@ export function errorMiddleware(logger: Logger, metrics: Metrics): Middleware {
   const outages = new RateLimitedLog((code, count, message) => logger.warn({ code, count }, `answering 503 ${code}: ${message}`));
   return async (ctx, next) => {
     const began = performance.now();
+    // Answers carry secrets (a new API key, lease tokens): no cache keeps any of them. One rule for
+    // every answer, set before the route runs so a route with a reason (the stylesheet) can say otherwise.
+    ctx.res.setHeader('cache-control', 'no-store');
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) {
