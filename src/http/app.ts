@@ -1,4 +1,3 @@
-import Router from '@koa/router';
 import Koa from 'koa';
 import type { AppContext } from '../context.js';
 import { errorMiddleware } from './error-middleware.js';
@@ -6,7 +5,8 @@ import { authMiddleware } from './auth.js';
 import { admissionMiddleware } from './admission.js';
 import { DEFAULT_LIMITS } from './limits.js';
 import { exactPathsFirst } from './exact-paths.js';
-import type { RouteModule } from './route-module.js';
+import { routeOfRequest } from './route-label.js';
+import { newRouter, type RouteModule } from './route-module.js';
 
 export interface HttpOptions {
   maxBodyBytes: number;
@@ -32,7 +32,14 @@ export function createApp(context: AppContext, modules: RouteModule[], options: 
   // ctx.ip is what the sign-in throttle counts: behind a proxy the socket's address is the proxy's.
   app.proxy = trustedProxies > 0;
   app.maxIpsCount = trustedProxies;
-  app.use(errorMiddleware(context.logger, context.metrics));
+  // One router holding every module's routes: a request is matched once, not once per module
+  // (each module's router matched the path, read the Host header and added two middleware layers
+  // to every request: ~5 µs of a replay's ~165). A path with no route for the method is answered
+  // 405 with every method any module serves on it.
+  const routes = newRouter();
+  for (const module of modules) routes.use(module.router.routes());
+  const routeOf = routeOfRequest(routes);
+  app.use(errorMiddleware(context.logger, context.metrics, routeOf));
   // Admission first: an overloaded service answers before it reads a byte of the body or looks up a key.
   const maxInFlight = options.maxInFlight ?? DEFAULT_LIMITS.maxInFlight;
   app.use(admissionMiddleware({
@@ -41,13 +48,7 @@ export function createApp(context: AppContext, modules: RouteModule[], options: 
     deadlineMs: options.requestDeadlineMs ?? DEFAULT_LIMITS.requestDeadlineMs,
     maxBodyBytes: options.maxBodyBytes,
   }));
-  app.use(authMiddleware(context.principals, modules.flatMap((m) => m.publicPaths ?? [])));
-  // One router holding every module's routes: a request is matched once, not once per module
-  // (each module's router matched the path, read the Host header and added two middleware layers
-  // to every request: ~5 µs of a replay's ~165). A path with no route for the method is answered
-  // 405 with every method any module serves on it.
-  const routes = new Router();
-  for (const module of modules) routes.use(module.router.routes());
+  app.use(authMiddleware(context.principals, modules.flatMap((m) => m.publicPaths ?? []), routeOf));
   app.use(exactPathsFirst(routes));
   app.use(routes.allowedMethods());
   for (const module of modules) if (module.fallback) app.use(module.fallback);

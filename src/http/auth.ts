@@ -16,15 +16,21 @@ const BEARER = /^Bearer +(\S+)$/i;
 const CHALLENGE = 'Bearer';
 const CHALLENGE_INVALID_TOKEN = 'Bearer error="invalid_token"';
 
-/** Every /v1 route and /metrics need a Bearer key except the public ones; the UI authenticates with its own session. */
-export function authMiddleware(principals: Principals, publicPaths: RegExp[]): Middleware {
+/**
+ * Every /v1 route and /metrics need a Bearer key except the public ones; the UI authenticates
+ * with its own session. `publicPaths` are exact paths, compared as the router compares them
+ * (route-module.ts: case-sensitive, no trailing slash), so a path is public exactly when the
+ * router would answer it with a public route.
+ */
+export function authMiddleware(principals: Principals, publicPaths: readonly string[], routeOf: (ctx: Context) => string | null): Middleware {
+  const open = new Set(publicPaths);
   return async (ctx, next) => {
     const needsKey = ctx.path.startsWith('/v1/') || ctx.path === '/metrics';
-    if (!needsKey || publicPaths.some((p) => p.test(ctx.path))) return next();
+    if (!needsKey || open.has(ctx.path)) return next();
     const match = BEARER.exec(ctx.get('authorization'));
-    if (!match) throw unauthenticated(ctx, CHALLENGE, 'send Authorization: Bearer <api key>');
+    if (!match) throw refused(ctx, routeOf, CHALLENGE, 'send Authorization: Bearer <api key>');
     const principal = await principals.authenticate(match[1]!);
-    if (!principal) throw unauthenticated(ctx, CHALLENGE_INVALID_TOKEN, 'the API key is unknown or revoked');
+    if (!principal) throw refused(ctx, routeOf, CHALLENGE_INVALID_TOKEN, 'the API key is unknown or revoked');
     ctx.state.principal = principal;
     return next();
   };
@@ -34,6 +40,15 @@ export function principalOf(ctx: Context): Principal {
   const principal = ctx.state.principal as Principal | undefined;
   if (!principal) throw unauthenticated(ctx, CHALLENGE, 'send Authorization: Bearer <api key>');
   return principal;
+}
+
+/**
+ * A path no route has is unknown to anyone, with a key or without (the routes are no secret:
+ * GET /v1/openapi.json lists them): 404, as the router answers it. Otherwise 401.
+ */
+function refused(ctx: Context, routeOf: (ctx: Context) => string | null, challenge: string, message: string): DomainError {
+  if (routeOf(ctx) === null) return new DomainError('not_found', `no route ${ctx.method} ${ctx.path}`);
+  return unauthenticated(ctx, challenge, message);
 }
 
 function unauthenticated(ctx: Context, challenge: string, message: string): DomainError {

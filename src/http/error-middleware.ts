@@ -13,12 +13,12 @@ import { setErrorBody } from './body.js';
  * contract's JSON with the status its code maps to.
  * Anything else — a broken invariant, a bug — is logged once with its cause and answered
  * 500 `internal` with nothing of the message, stack or SQL. Then, with the status that answer
- * chose, the request's latency is recorded by route template (so ids never become labels).
+ * chose, the request's latency is recorded by route template (so ids never become labels; route-label.ts).
  *
  * These share this one layer because each Koa middleware layer costs ~3 µs of a replay's
  * ~150 µs of CPU, with or without work of its own (BENCHMARKS.md, ninth session).
  */
-export function errorMiddleware(logger: Logger, metrics: Metrics): Middleware {
+export function errorMiddleware(logger: Logger, metrics: Metrics, routeOf: (ctx: Context) => string | null): Middleware {
   // Outage answers are logged one line per code per few seconds with a count, never a stack per request.
   const outages = new RateLimitedLog((code, count, message) => logger.warn({ code, count }, `answering 503 ${code}: ${message}`));
   return async (ctx, next) => {
@@ -37,8 +37,7 @@ export function errorMiddleware(logger: Logger, metrics: Metrics): Middleware {
     } catch (error) {
       answerError(ctx, error, logger, outages);
     } finally {
-      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
-      metrics.requestSeconds.observe({ method: ctx.method, route, status: String(ctx.status) }, (performance.now() - began) / 1000);
+      metrics.requestSeconds.observe({ method: ctx.method, route: routeOf(ctx) ?? 'unmatched', status: String(ctx.status) }, (performance.now() - began) / 1000);
     }
   };
 }

@@ -13,9 +13,10 @@ import type { Next } from 'koa';
  *
  * The router stays the one table of routes; this only indexes it. A route is indexed only where
  * it alone answers its method and path, so an earlier route that would also match (a `/:id`
- * declared before a `/latest`) still answers first, as in the router. Any other spelling of a
- * path (a trailing slash, other letter case) and every route with parameters go through the
- * router, unchanged.
+ * declared before a `/latest`) still answers first, as in the router. Every route with parameters
+ * goes through the router, unchanged. The index compares exact strings, which is how the
+ * service's routers match (route-module.ts: case-sensitive and strict), so a path the index
+ * passes over for its spelling (a trailing slash, other letter case) is unknown to the router too.
  */
 export function exactPathsFirst(router: Router): RouterMiddleware {
   const exact = new Map<string, { path: string; handler: RouterMiddleware }>();

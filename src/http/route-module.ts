@@ -1,16 +1,26 @@
-import type Router from '@koa/router';
+import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { BodyValidator } from './validate.js';
 
 /**
- * One domain's routes; `publicPaths` are answered without an API key. `bodies` names the
+ * One domain's routes; `publicPaths` (exact paths of its routes) are answered without an API key. `bodies` names the
  * validator of each route that takes a JSON body (`"POST /v1/operations"` → validateClaim), so
  * test/http/openapi.test.ts can hold the router, schema/requests and the OpenAPI document together.
  * `fallback` runs when no route of any module matched (the pages answer their own unknown paths as a page).
  */
 export interface RouteModule {
   router: Router;
-  publicPaths?: RegExp[];
+  publicPaths?: string[];
   bodies?: Readonly<Record<string, BodyValidator<unknown>>>;
   fallback?: Middleware;
+}
+
+/**
+ * Every router of the service: a path is matched as the contract spells it, case-sensitively and
+ * without a trailing slash (`/V1/keys` and `/v1/healthz/` are unknown paths, 404). The exact-path
+ * index (exact-paths.ts) and the routes that need no key (auth.ts) compare strings, so a looser
+ * router would serve paths they do not recognise.
+ */
+export function newRouter(options: { prefix?: string } = {}): Router {
+  return new Router({ ...options, sensitive: true, strict: true });
 }

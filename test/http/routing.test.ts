@@ -41,3 +41,56 @@ test('[sqlite] request latency is labelled by the matched route template, never 
   t.regex(text, /gatehouse_http_request_duration_seconds_count\{[^}]*route="\/v1\/operations\/:id"[^}]*\}/);
   t.notRegex(text, /op_does_not_exist/);
 });
+
+test('[sqlite] a path is matched as the contract spells it: other letter case or a trailing slash is 404 not_found, with a key or without', async (t) => {
+  const app = await startTestApp(t, 'sqlite');
+  const gw = await app.keyFor('acme', 'gateway');
+  t.is((await app.request('GET', '/v1/operations', { key: gw })).status, 200);
+  t.is((await app.request('GET', '/v1/healthz')).status, 200);
+  t.is((await app.request('GET', '/v1/keys')).status, 200);
+  for (const path of ['/V1/operations', '/v1/Operations', '/v1/operations/', '/v1/KEYS', '/V1/keys', '/v1/keys/', '/v1/healthz/', '/V1/healthz', '/v1/openapi.json/', '/Metrics', '/metrics/', '/v1/no-such-route']) {
+    for (const key of [gw, app.adminKey, undefined]) {
+      const answer = await app.request('GET', path, { key });
+      t.is(answer.status, 404, `${path} ${key ? 'with' : 'without'} a key: ${answer.text}`);
+      t.is(answer.body?.error?.code, 'not_found');
+    }
+  }
+});
+
+test('[sqlite] a known path without a key is 401, whatever the method; a known path with a key and another method is 405', async (t) => {
+  const app = await startTestApp(t, 'sqlite');
+  t.is((await app.request('GET', '/v1/operations')).status, 401);
+  t.is((await app.request('DELETE', '/v1/operations')).status, 401);
+  t.is((await app.request('GET', '/v1/operations/op_x')).status, 401);
+  t.is((await app.request('GET', '/metrics')).status, 401);
+  t.is((await app.request('DELETE', '/v1/operations', { key: app.adminKey })).status, 405);
+});
+
+test('[sqlite] the pages are matched the same way: /ui and /ui/login answer, other spellings are unknown', async (t) => {
+  const app = await startTestApp(t, 'sqlite');
+  const home = await fetch(`${app.url}/ui`, { redirect: 'manual' });
+  t.is(home.status, 302);
+  t.is(home.headers.get('location'), '/ui/login');
+  t.is((await fetch(`${app.url}/ui/login`)).status, 200);
+  t.is((await fetch(`${app.url}/ui/style.css`)).status, 200);
+  const slash = await fetch(`${app.url}/ui/login/`);
+  t.is(slash.status, 404);
+  t.regex(slash.headers.get('content-type') ?? '', /text\/html/, 'an unknown page under /ui/ is a page');
+  t.is((await fetch(`${app.url}/UI/login`)).status, 404);
+  t.is((await fetch(`${app.url}/ui/Login`)).status, 404);
+});
+
+test('[sqlite] a request refused before its route ran is labelled with the route\'s template; unmatched is only for unknown paths', async (t) => {
+  const app = await startTestApp(t, 'sqlite');
+  await app.request('GET', '/v1/operations');
+  await app.request('DELETE', '/v1/operations', { key: app.adminKey });
+  await app.request('GET', '/v1/approvals/apr_x');
+  await app.request('GET', '/v1/no-such-route', { key: app.adminKey });
+  const text = await (await fetch(`${app.url}/metrics`, { headers: { authorization: `Bearer ${app.adminKey}` } })).text();
+  const count = (labels: string) => new RegExp(`gatehouse_http_request_duration_seconds_count\\{${labels}\\} 1`);
+  t.regex(text, count('method="GET",route="/v1/operations",status="401"'));
+  t.regex(text, count('method="DELETE",route="/v1/operations",status="405"'));
+  t.regex(text, count('method="GET",route="/v1/approvals/:id",status="401"'));
+  t.regex(text, count('method="GET",route="unmatched",status="404"'));
+  t.notRegex(text, /route="unmatched",status="40[15]"/);
+});

@@ -1,9 +1,8 @@
-import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import type { AppContext } from '../../context.js';
 import { DomainError } from '../../core/errors.js';
 import { httpErrorOf } from '../error-status.js';
-import type { RouteModule } from '../route-module.js';
+import { newRouter, type RouteModule } from '../route-module.js';
 import { hasRole } from '../../principals/roles.js';
 import { readForm } from './form.js';
 import { errorPage, homeOf, loginPage } from './layout.js';
@@ -26,13 +25,9 @@ export function uiRoutes(deps: Pick<AppContext, 'approvals' | 'principals' | 'cl
   const { approvals } = deps;
   // A monotonic clock: a wall clock stepped back would stretch every lock by the size of the step.
   const signInThrottle = new SignInThrottle(deps.monotonic);
-  const router = new Router({ prefix: '/ui' });
+  const router = newRouter({ prefix: '/ui' });
   router.use(uiErrors(approvals));
 
-  router.get('/', async (ctx) => {
-    const session = await approvals.sessions.lookup(ctx.cookies.get(COOKIE));
-    ctx.redirect(session ? homeOf(session.principal) : '/ui/login');
-  });
   router.get('/style.css', (ctx) => {
     ctx.type = 'text/css';
     ctx.set('cache-control', 'public, max-age=300');
@@ -109,7 +104,15 @@ export function uiRoutes(deps: Pick<AppContext, 'approvals' | 'principals' | 'cl
     ctx.redirect(`/ui/approvals/${encodeURIComponent(ctx.params.id!)}`);
   });
   reviewPages(router, deps);
-  return { router, fallback: unknownPage(approvals) };
+  // `GET /ui` itself: under a strict prefix a route `/` is `/ui/`, so it is declared beside the
+  // prefixed routes, after them, so that uiErrors (a middleware of the whole prefix) wraps it too.
+  const pages = newRouter();
+  pages.use(router.routes());
+  pages.get('/ui', async (ctx) => {
+    const session = await approvals.sessions.lookup(ctx.cookies.get(COOKIE));
+    ctx.redirect(session ? homeOf(session.principal) : '/ui/login');
+  });
+  return { router: pages, fallback: unknownPage(approvals) };
 }
 
 /** An unknown /ui path is a page too: a 404 page with the pages' security headers, not the API's JSON. */

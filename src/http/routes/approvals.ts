@@ -1,11 +1,10 @@
-import Router from '@koa/router';
 import type { AppContext } from '../../context.js';
 import { principalOf } from '../auth.js';
 import { readJsonBody } from '../body.js';
 import { validateDecision } from '../request-schemas.js';
 import { enumParam, integerParam, onlyParams, stringParam } from '../query.js';
 import { workScopeOf } from '../deadline.js';
-import type { RouteModule } from '../route-module.js';
+import { newRouter, type RouteModule } from '../route-module.js';
 
 
 const STATES = ['pending', 'approved', 'denied', 'expired'] as const;
@@ -13,7 +12,7 @@ const MAX_PAGE = 200;
 
 /** `/v1/approvals`: approvers of the account and admins read and decide. */
 export function approvalRoutes(deps: Pick<AppContext, 'approvals'>): RouteModule {
-  const router = new Router();
+  const router = newRouter();
   router.get('/v1/approvals', async (ctx) => {
     onlyParams(ctx, ['state', 'limit', 'account_id', 'cursor']);
     ctx.body = await deps.approvals.list(principalOf(ctx), {

@@ -1,9 +1,8 @@
 import { Readable } from 'node:stream';
-import Router from '@koa/router';
 import type { AppContext } from '../../context.js';
 import { principalOf } from '../auth.js';
 import { DomainError } from '../../core/errors.js';
-import type { RouteModule } from '../route-module.js';
+import { newRouter, type RouteModule } from '../route-module.js';
 import { readJsonBody } from '../body.js';
 import { validateCheckpointRequest } from '../request-schemas.js';
 import { integerParam, onlyParams } from '../query.js';
@@ -19,7 +18,7 @@ const MAX_PAGE = 1000;
 
 /** Audit routes (auditor, admin) and the public keys. */
 export function ledgerRoutes(deps: Pick<AppContext, 'store' | 'ledger' | 'clock' | 'ledgerId' | 'publicKeys'>): RouteModule {
-  const router = new Router();
+  const router = newRouter();
 
   router.get('/v1/keys', (ctx) => {
     ctx.body = { keys: deps.publicKeys() };
@@ -63,6 +62,6 @@ export function ledgerRoutes(deps: Pick<AppContext, 'store' | 'ledger' | 'clock'
     }));
   });
 
-  return { router, publicPaths: [/^\/v1\/keys$/], bodies: { 'POST /v1/audit/checkpoints': validateCheckpointRequest } };
+  return { router, publicPaths: ['/v1/keys'], bodies: { 'POST /v1/audit/checkpoints': validateCheckpointRequest } };
 }
 

@@ -1,8 +1,7 @@
-import Router from '@koa/router';
 import type { AppContext } from '../../context.js';
 import { principalOf } from '../auth.js';
 import { readJsonBody } from '../body.js';
-import type { RouteModule } from '../route-module.js';
+import { newRouter, type RouteModule } from '../route-module.js';
 import { validateFingerprint } from '../request-schemas.js';
 import { prepareIntent } from '../../operations/intent.js';
 
@@ -14,7 +13,7 @@ import { prepareIntent } from '../../operations/intent.js';
  * is: none of them is part of the fingerprint.
  */
 export function fingerprintRoutes(deps: Pick<AppContext, 'policies'>): RouteModule {
-  const router = new Router();
+  const router = newRouter();
   router.post('/v1/fingerprint', async (ctx) => {
     const principal = principalOf(ctx);
     const body = validateFingerprint(await readJsonBody(ctx, ctx.state.maxBodyBytes));

@@ -1,9 +1,8 @@
-import Router from '@koa/router';
 import type { AppContext } from '../../context.js';
 import { rfc3339 } from '../../core/time.js';
 import { RateLimitedLog } from '../../core/rate-limited-log.js';
 import { probeWritable } from '../../store/health-probe.js';
-import type { RouteModule } from '../route-module.js';
+import { newRouter, type RouteModule } from '../route-module.js';
 import { RETRY_AFTER_SECONDS } from '../error-status.js';
 
 /**
@@ -15,7 +14,7 @@ export const HEALTH_PROBE_TIMEOUT_MS = 2_000;
 
 /** `GET /v1/healthz`: 200 only when the store takes a write, 503 store_unavailable otherwise (within 2 s). */
 export function healthRoutes(deps: Pick<AppContext, 'store' | 'clock' | 'logger' | 'ledgerId'>): RouteModule {
-  const router = new Router();
+  const router = newRouter();
   const failures = new RateLimitedLog((kind, count, message) => deps.logger.warn({ count }, `${kind}: ${message}`));
   // Polls during an outage share one probe in flight instead of queueing a write each. It is no
   // one poll's work, so it is given no request's WorkScope: a poller that goes away abandons nothing.
@@ -40,5 +39,5 @@ export function healthRoutes(deps: Pick<AppContext, 'store' | 'clock' | 'logger'
       clearTimeout(timer);
     }
   });
-  return { router, publicPaths: [/^\/v1\/healthz$/] };
+  return { router, publicPaths: ['/v1/healthz'] };
 }

@@ -1,15 +1,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Router from '@koa/router';
 import type { AppContext } from '../../context.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { principalOf } from '../auth.js';
 import { requireRole } from '../../principals/roles.js';
-import type { RouteModule } from '../route-module.js';
+import { newRouter, type RouteModule } from '../route-module.js';
 
 /** `GET /metrics` on the service port, for admins: it names accounts and rates. */
 export function metricsRoutes(deps: Pick<AppContext, 'metrics'>): RouteModule {
-  const router = new Router();
+  const router = newRouter();
   router.get('/metrics', async (ctx) => {
     requireRole(principalOf(ctx), 'admin');
     ctx.type = deps.metrics.registry.contentType;

@@ -1,10 +1,9 @@
-import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AppContext } from '../../context.js';
 import { DomainError } from '../../core/errors.js';
 import { principalOf } from '../auth.js';
 import { readJsonBody } from '../body.js';
-import type { RouteModule } from '../route-module.js';
+import { newRouter, type RouteModule } from '../route-module.js';
 import { requireRole } from '../../principals/roles.js';
 import { validateClaim, validateReport, validateResolve } from '../request-schemas.js';
 import { parseIdempotencyKey } from '../../operations/claim-request.js';
@@ -19,7 +18,7 @@ const OUTCOME_STATUS: Record<ClaimOutcome, number> = {
 };
 
 export function operationRoutes(deps: Pick<AppContext, 'operations' | 'metrics'>): RouteModule {
-  const router = new Router();
+  const router = newRouter();
   const operations = () => deps.operations;
 
   router.post('/v1/operations', async (ctx) => {

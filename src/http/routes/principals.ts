@@ -1,14 +1,13 @@
-import Router from '@koa/router';
 import type { AppContext } from '../../context.js';
 import { readJsonBody } from '../body.js';
 import { principalOf } from '../auth.js';
-import type { RouteModule } from '../route-module.js';
+import { newRouter, type RouteModule } from '../route-module.js';
 import { validateCreatePrincipal } from '../request-schemas.js';
 import { workScopeOf } from '../deadline.js';
 import { requireRole } from '../../principals/roles.js';
 
 export function principalRoutes(deps: Pick<AppContext, 'principals'>): RouteModule {
-  const router = new Router();
+  const router = newRouter();
   router.post('/v1/principals', async (ctx) => {
     requireRole(principalOf(ctx), 'admin');
     const body = validateCreatePrincipal(await readJsonBody(ctx, ctx.state.maxBodyBytes));

@@ -1,9 +1,8 @@
-import Router from '@koa/router';
 import type { AppContext } from '../../context.js';
 import { principalOf } from '../auth.js';
 import { DomainError } from '../../core/errors.js';
 import { integerParam, onlyParams } from '../query.js';
-import type { RouteModule } from '../route-module.js';
+import { newRouter, type RouteModule } from '../route-module.js';
 import { validateAccountId } from '../../principals/accounts.js';
 import { requireRole } from '../../principals/roles.js';
 import { withCosignatures } from '../../ledger/cosignatures.js';
@@ -20,7 +19,7 @@ function requiredInteger(ctx: Parameters<typeof integerParam>[0], name: string):
 
 /** Proofs and the checkpoint list (auditor, admin): what a third party needs to check one event or a witness. */
 export function proofRoutes(context: Pick<AppContext, 'store'>): RouteModule {
-  const router = new Router();
+  const router = newRouter();
 
   router.get('/v1/audit/proofs/inclusion', async (ctx) => {
     requireRole(principalOf(ctx), 'auditor', 'admin');

@@ -1,12 +1,11 @@
-import Router from '@koa/router';
 import type { AppContext } from '../../context.js';
 import { principalOf } from '../auth.js';
-import type { RouteModule } from '../route-module.js';
+import { newRouter, type RouteModule } from '../route-module.js';
 import { parseDuplicatesParams } from '../../operations/duplicates-params.js';
 
 /** Incident review reports (docs/http-api.md) for auditors and admins; search itself is `GET /v1/operations`. */
 export function reviewRoutes(deps: Pick<AppContext, 'operations'>): RouteModule {
-  const router = new Router();
+  const router = newRouter();
   router.get('/v1/review/duplicates', async (ctx) => {
     ctx.body = await deps.operations.duplicates(principalOf(ctx), parseDuplicatesParams(ctx.query));
   });
