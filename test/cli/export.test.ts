@@ -1,19 +1,7 @@
 import fs from 'node:fs';
 import test from 'ava';
 import { runCli } from '../helpers/server-process.js';
-import { ACCOUNT, createLedger } from '../verify/ledger-fixture.js';
-
-/** A closed SQLite ledger of three events in account acme, dropped after the test. */
-async function closedLedger(t: import('ava').ExecutionContext) {
-  const ledger = await createLedger('sqlite');
-  t.teardown(async () => {
-    await ledger.close();
-    await ledger.store.drop();
-  });
-  await ledger.append(3);
-  await ledger.close();
-  return ledger;
-}
+import { ACCOUNT, closedLedger, createLedger } from '../verify/ledger-fixture.js';
 
 test('export --out - (a separate word) writes the NDJSON to stdout, and verify reads it', async (t) => {
   const ledger = await closedLedger(t);

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { runCli } from '../helpers/server-process.js';
 import { storeKinds } from '../helpers/stores.js';
-import { ACCOUNT, createLedger, verifyJson } from './ledger-fixture.js';
+import { ACCOUNT, closedLedger, createLedger, verifyJson } from './ledger-fixture.js';
 
 const kinds = await storeKinds();
 
@@ -44,13 +44,7 @@ for (const kind of kinds) {
 }
 
 test('with --master-key an intact account has every payload decrypt', async (t) => {
-  const ledger = await createLedger('sqlite');
-  t.teardown(async () => {
-    await ledger.close();
-    await ledger.store.drop();
-  });
-  await ledger.append(3);
-  await ledger.close();
+  const ledger = await closedLedger(t);
   const good = await verifyJson([...ledger.store.cliArgs, '--master-key', ledger.file('master.key')]);
   t.is(good.code, 0);
   t.false(good.report!.accounts[0]!.shredded);
