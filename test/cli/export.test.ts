@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import test from 'ava';
 import { runCli } from '../helpers/server-process.js';
-import { ACCOUNT, closedLedger, createLedger } from '../verify/ledger-fixture.js';
+import { ACCOUNT, closedLedger, openLedger } from '../verify/ledger-fixture.js';
 
 test('export --out - (a separate word) writes the NDJSON to stdout, and verify reads it', async (t) => {
   const ledger = await closedLedger(t);
@@ -37,11 +37,7 @@ test('export --account of an account not in the ledger exits 2 and writes nothin
 });
 
 test('an export (as GET /v1/audit/export writes it) of an account with no data key does not call it shredded', async (t) => {
-  const ledger = await createLedger('sqlite');
-  t.teardown(async () => {
-    await ledger.close();
-    await ledger.store.drop();
-  });
+  const ledger = await openLedger(t);
   await ledger.append(1);
   const { exportLines } = await import('../../src/ledger/export.js');
   const header = { ledger_id: ledger.context.ledgerId, exported_at: new Date().toISOString(), keys: ledger.context.publicKeys() };

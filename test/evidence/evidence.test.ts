@@ -5,15 +5,11 @@ import { cosign, cosignerKey } from '../../src/core/cosignature.js';
 import { generateSeed, signingKeyFromSeed } from '../../src/core/signing-key.js';
 import { runCli } from '../helpers/server-process.js';
 import { tempDir } from '../helpers/server-process.js';
-import { ACCOUNT, createLedger } from '../verify/ledger-fixture.js';
+import { ACCOUNT, openLedger } from '../verify/ledger-fixture.js';
 
 /** A ledger of 30 events, a checkpoint at 30 cosigned by one witness, and an evidence file for event 17. */
 async function withEvidence(t: import('ava').ExecutionContext) {
-  const ledger = await createLedger('sqlite');
-  t.teardown(async () => {
-    await ledger.close();
-    await ledger.store.drop();
-  });
+  const ledger = await openLedger(t);
   await ledger.append(30);
   const checkpoint = await ledger.context.ledger.checkpoint(ACCOUNT);
   const witnessKey = signingKeyFromSeed(generateSeed(), 'witness.example/w1');

@@ -1,16 +1,12 @@
 import test from 'ava';
 import { sql } from 'kysely';
 import { storeKinds } from '../helpers/stores.js';
-import { ACCOUNT, createLedger } from './ledger-fixture.js';
+import { ACCOUNT, openLedger } from './ledger-fixture.js';
 
 /** The second wall behind the code: the database itself refuses to rewrite history. */
 for (const kind of await storeKinds()) {
   test(`[${kind}] UPDATE and DELETE on events and checkpoints are refused by the database, and nothing changes`, async (t) => {
-    const ledger = await createLedger(kind);
-    t.teardown(async () => {
-      await ledger.close();
-      await ledger.store.drop();
-    });
+    const ledger = await openLedger(t, kind);
     await ledger.append(3);
     await ledger.saveCheckpoint('cp.json');
     const db = ledger.context.store.db;

@@ -60,23 +60,29 @@ async function attach(store: TestStore): Promise<TestLedger> {
   return ledger;
 }
 
-/**
- * Changes the first byte of one event's payload (`.run(seq)`). The byte is flipped, not set: set
- * to 0x00 it was a no-op on the one payload in 256 whose random nonce begins with 0x00, and the
- * "tampered" file then verified (a CI failure, 2026-12-03).
- */
-/** A ledger of `events` events in account acme, closed (ready for the CLI), dropped after the test. */
-export async function closedLedger(t: ExecutionContext, events = 3, kind: StoreKind = 'sqlite'): Promise<TestLedger> {
+/** A new, empty ledger, closed and dropped after the test. */
+export async function openLedger(t: Pick<ExecutionContext, 'teardown'>, kind: StoreKind = 'sqlite'): Promise<TestLedger> {
   const ledger = await createLedger(kind);
   t.teardown(async () => {
     await ledger.close();
     await ledger.store.drop();
   });
+  return ledger;
+}
+
+/** A ledger of `events` events in account acme, closed (ready for the CLI), dropped after the test. */
+export async function closedLedger(t: ExecutionContext, events = 3, kind: StoreKind = 'sqlite'): Promise<TestLedger> {
+  const ledger = await openLedger(t, kind);
   await ledger.append(events);
   await ledger.close();
   return ledger;
 }
 
+/**
+ * Changes the first byte of one event's payload (`.run(seq)`). The byte is flipped, not set: set
+ * to 0x00 it was a no-op on the one payload in 256 whose random nonce begins with 0x00, and the
+ * "tampered" file then verified (a CI failure, 2026-12-03).
+ */
 export const FLIP_FIRST_PAYLOAD_BYTE = "UPDATE events SET payload = CAST((CASE WHEN substr(payload, 1, 1) = X'00' THEN X'01' ELSE X'00' END) || substr(payload, 2) AS BLOB) WHERE seq = ?";
 
 /** What an attacker with write access to the file does: drop the append-only triggers, then edit. */

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import test from 'ava';
 import { storeKinds } from '../helpers/stores.js';
-import { ACCOUNT, createLedger, verifyJson } from './ledger-fixture.js';
+import { ACCOUNT, openLedger, verifyJson } from './ledger-fixture.js';
 
 /**
  * verify --master-key against the check value the ledger recorded for its master key: another
@@ -10,11 +10,7 @@ import { ACCOUNT, createLedger, verifyJson } from './ledger-fixture.js';
  */
 for (const kind of await storeKinds()) {
   test(`[${kind}] a master key that is not the ledger's is a usage error: exit 2, one line, no verdict`, async (t) => {
-    const ledger = await createLedger(kind);
-    t.teardown(async () => {
-      await ledger.close();
-      await ledger.store.drop();
-    });
+    const ledger = await openLedger(t, kind);
     await ledger.append(3);
     await ledger.close();
     const wrong = ledger.file('other.key');
@@ -28,11 +24,7 @@ for (const kind of await storeKinds()) {
   });
 
   test(`[${kind}] with the ledger's master key, an account whose key row was altered is TAMPERED (exit 1)`, async (t) => {
-    const ledger = await createLedger(kind);
-    t.teardown(async () => {
-      await ledger.close();
-      await ledger.store.drop();
-    });
+    const ledger = await openLedger(t, kind);
     await ledger.append(3);
     const db = ledger.context.store.db;
     const row = await db.selectFrom('accounts').select('wrapped_data_key').where('id', '=', ACCOUNT).executeTakeFirstOrThrow();

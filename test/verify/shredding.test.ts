@@ -1,17 +1,13 @@
 import test from 'ava';
 import { runCli } from '../helpers/server-process.js';
 import { storeKinds } from '../helpers/stores.js';
-import { ACCOUNT, closedLedger, createLedger, verifyJson } from './ledger-fixture.js';
+import { ACCOUNT, closedLedger, openLedger, verifyJson } from './ledger-fixture.js';
 
 const kinds = await storeKinds();
 
 for (const kind of kinds) {
   test(`[${kind}] a shredded account still verifies, is reported shredded, and its payloads no longer decrypt`, async (t) => {
-    const ledger = await createLedger(kind);
-    t.teardown(async () => {
-      await ledger.close();
-      await ledger.store.drop();
-    });
+    const ledger = await openLedger(t, kind);
     await ledger.append(4);
     await ledger.saveCheckpoint('cp.json');
     t.deepEqual(await ledger.context.ledger.readPayload(ledger.context.store.db, ACCOUNT, 2), { amount: 101, note: 'refund' });

@@ -3,7 +3,7 @@ import test, { type ExecutionContext } from 'ava';
 import { eventHash } from '../../src/core/event-hash.js';
 import type { EventHeader } from '../../src/core/event-shape.js';
 import { runCli } from '../helpers/server-process.js';
-import { createLedger, readLines, verifyJson, writeLines, type TestLedger } from './ledger-fixture.js';
+import { openLedger, readLines, verifyJson, writeLines, type TestLedger } from './ledger-fixture.js';
 
 /** The tamper matrix of issue 2 on an export file written by `gatehouse export`. */
 
@@ -13,11 +13,7 @@ interface Exported {
 }
 
 async function exported(t: ExecutionContext, build: (ledger: TestLedger) => Promise<void> = (l) => l.append(10)): Promise<Exported> {
-  const ledger = await createLedger('sqlite');
-  t.teardown(async () => {
-    await ledger.close();
-    await ledger.store.drop();
-  });
+  const ledger = await openLedger(t);
   await build(ledger);
   await ledger.close();
   const file = ledger.file(`export-${Math.random().toString(36).slice(2)}.ndjson`);

@@ -2,16 +2,12 @@ import fs from 'node:fs';
 import test from 'ava';
 import { EVENT_ROW_COLUMNS } from '../../src/core/event-shape.js';
 import { runCli } from '../helpers/server-process.js';
-import { ACCOUNT, createLedger, rechain, tamperSqlite, verifyJson, type TestLedger } from './ledger-fixture.js';
+import { ACCOUNT, openLedger, rechain, tamperSqlite, verifyJson, type TestLedger } from './ledger-fixture.js';
 
 /** The tamper matrix of issue 2 on a SQLite file, through the real `gatehouse verify --db`. */
 
 async function tenEvents(t: { teardown(fn: () => unknown): void }): Promise<TestLedger & { db: string }> {
-  const ledger = await createLedger('sqlite');
-  t.teardown(async () => {
-    await ledger.close();
-    await ledger.store.drop();
-  });
+  const ledger = await openLedger(t);
   await ledger.append(10);
   return Object.assign(ledger, { db: ledger.store.config.store.kind === 'sqlite' ? ledger.store.config.store.file : '' });
 }
@@ -143,11 +139,7 @@ test('a rollback of the whole file to an earlier copy is caught by a later saved
 });
 
 test('a re-chained forgery (every hash recomputed after an edit) is caught by the stored checkpoint signature', async (t) => {
-  const ledger = await createLedger('sqlite');
-  t.teardown(async () => {
-    await ledger.close();
-    await ledger.store.drop();
-  });
+  const ledger = await openLedger(t);
   await ledger.append(4);
   await ledger.saveCheckpoint('cp-4.json');
   await ledger.append(6);

@@ -1,14 +1,10 @@
 import test from 'ava';
 import { runCli } from '../helpers/server-process.js';
-import { ACCOUNT, createLedger, verifyJson } from './ledger-fixture.js';
+import { ACCOUNT, openLedger, verifyJson } from './ledger-fixture.js';
 
 /** A closed SQLite ledger: `signed` events, a checkpoint over them (when signed > 0), then `after` more. */
 async function ledgerWithTail(t: import('ava').ExecutionContext, signed: number, after: number) {
-  const ledger = await createLedger('sqlite');
-  t.teardown(async () => {
-    await ledger.close();
-    await ledger.store.drop();
-  });
+  const ledger = await openLedger(t);
   await ledger.append(signed);
   if (signed > 0) await ledger.saveCheckpoint('cp.json');
   await ledger.append(after);

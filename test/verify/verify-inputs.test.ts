@@ -4,15 +4,11 @@ import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { runCli } from '../helpers/server-process.js';
 import { storeKinds } from '../helpers/stores.js';
-import { ACCOUNT, createLedger, tamperSqlite, verifyJson, type TestLedger } from './ledger-fixture.js';
+import { ACCOUNT, openLedger, tamperSqlite, verifyJson, type TestLedger } from './ledger-fixture.js';
 
 /** A closed SQLite ledger of three events and a saved checkpoint, dropped after the test. */
 async function closedLedger(t: ExecutionContext): Promise<TestLedger> {
-  const ledger = await createLedger('sqlite');
-  t.teardown(async () => {
-    await ledger.close();
-    await ledger.store.drop();
-  });
+  const ledger = await openLedger(t);
   await ledger.append(3);
   await ledger.saveCheckpoint('cp.json');
   await ledger.close();
@@ -88,11 +84,7 @@ test('verify of an empty file: exit 2', async (t) => {
 });
 
 test('verify with a malformed --public-key or an unreadable --checkpoint: exit 2', async (t) => {
-  const ledger = await createLedger('sqlite');
-  t.teardown(async () => {
-    await ledger.close();
-    await ledger.store.drop();
-  });
+  const ledger = await openLedger(t);
   await ledger.append(2);
   await ledger.close();
   const db = ['--db', (ledger.store.config.store as { file: string }).file];
@@ -128,11 +120,7 @@ test('the pinned note verifier key from GET /v1/keys verifies without a warning'
 
 for (const kind of kinds.filter((k) => k === 'postgres')) {
   test(`[${kind}] verify --database-url: an intact chain exits 0, the same chain with one header edited exits 1 at that seq`, async (t) => {
-    const ledger = await createLedger(kind);
-    t.teardown(async () => {
-      await ledger.close();
-      await ledger.store.drop();
-    });
+    const ledger = await openLedger(t, kind);
     await ledger.append(6);
     await ledger.saveCheckpoint('cp.json');
     const url = (ledger.store.config.store as { url: string }).url;
@@ -157,11 +145,7 @@ for (const kind of kinds.filter((k) => k === 'postgres')) {
 }
 
 test('verify --account checks one account only', async (t) => {
-  const ledger = await createLedger('sqlite');
-  t.teardown(async () => {
-    await ledger.close();
-    await ledger.store.drop();
-  });
+  const ledger = await openLedger(t);
   await ledger.append(3);
   await ledger.append(2, 'beta');
   await ledger.close();
