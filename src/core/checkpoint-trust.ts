@@ -118,9 +118,14 @@ function whyUnverified(err: NoteError): string {
  * the log), because a tree_size that differs from the note is refused.
  */
 export function claimedSize(checkpoint: VerifierCheckpoint | null | undefined): number {
+  return Math.max(statedSize(checkpoint) ?? 1, 1);
+}
+
+/** The size a checkpoint states, unverified: its JSON tree_size, else its note's size line; null when it states none. */
+export function statedSize(checkpoint: VerifierCheckpoint | null | undefined): number | null {
   const fromJson = checkpoint?.tree_size;
-  if (typeof fromJson === 'number' && Number.isSafeInteger(fromJson)) return Math.max(fromJson, 1);
+  if (typeof fromJson === 'number' && Number.isSafeInteger(fromJson)) return fromJson;
   const note = checkpoint?.note;
   const line = typeof note === 'string' ? /^[^\n]*\n(\d{1,15})\n/.exec(note)?.[1] : undefined;
-  return line === undefined ? 1 : Math.max(Number(line), 1);
+  return line === undefined ? null : Number(line);
 }

@@ -5,18 +5,15 @@
  * such a tail), so the verdict stays "intact"; verify warns, so the reader knows what its
  * "intact" covers. Cheap by design: one comparison per account, nothing per event.
  */
-import type { VerifierCheckpoint } from '../core/checkpoint-trust.js';
+import { type VerifierCheckpoint, statedSize } from '../core/checkpoint-trust.js';
 
 /**
- * The largest size among these checkpoints (their JSON tree_size, else their note's size line);
- * 0 when there are none. Only asked of an intact account, whose checkpoints all verified.
+ * The largest size among these checkpoints; 0 when there are none. Only asked of an intact
+ * account, whose checkpoints all verified: the size each states is the size it signs.
  */
 export function largestSignedSize(checkpoints: Iterable<VerifierCheckpoint>): number {
   let largest = 0;
-  for (const c of checkpoints) {
-    const size = typeof c.tree_size === 'number' ? c.tree_size : Number(/^[^\n]*\n(\d{1,15})\n/.exec(c.note)?.[1] ?? 0);
-    if (size > largest) largest = size;
-  }
+  for (const c of checkpoints) largest = Math.max(largest, statedSize(c) ?? 0);
   return largest;
 }
 
