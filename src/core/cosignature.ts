@@ -11,7 +11,7 @@
  * The message does not commit to the witness name, so one key must never serve two names.
  */
 import { createHash } from 'node:crypto';
-import { SIG_PREFIX } from './note.js';
+import { SIG_PREFIX, splitNote } from './note.js';
 import { type SigningKey, SigningKeyError, decodeStdBase64, isValidKeyName, parseVerifierKeyText, sign, verifyDetached } from './signing-key.js';
 
 export const ALG_COSIGNATURE_V1 = 0x04;
@@ -79,12 +79,12 @@ export interface CosignatureCheck {
  * witness counts once however many lines it has.
  */
 export function checkCosignatures(note: string, witnesses: readonly CosignerKey[]): CosignatureCheck {
-  const split = note.lastIndexOf('\n\n');
-  if (split < 0) return { valid: [], invalid: [] };
-  const body = note.slice(0, split + 1);
+  const parts = splitNote(note);
+  if (parts === null) return { valid: [], invalid: [] };
+  const { body } = parts;
   const valid = new Set<string>();
   const invalid = new Set<string>();
-  for (const line of note.slice(split + 2).split('\n')) {
+  for (const line of parts.signatureLines) {
     if (!line.startsWith(SIG_PREFIX)) continue;
     const rest = line.slice(SIG_PREFIX.length);
     const space = rest.indexOf(' ');

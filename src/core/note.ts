@@ -40,6 +40,17 @@ const MAX_SIGNATURES = 100;
 const utf8 = new TextEncoder();
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/**
+ * A note split where its signatures begin (after the last blank line), nothing checked: the
+ * body with its final newline, and the non-empty lines after it. Null without a blank line. For
+ * readers that compare or pick out signature lines; verifyNote parses strictly on its own.
+ */
+export function splitNote(note: string): { body: string; signatureLines: string[] } | null {
+  const split = note.lastIndexOf('\n\n');
+  if (split < 0) return null;
+  return { body: note.slice(0, split + 1), signatureLines: note.slice(split + 2).split('\n').filter((line) => line !== '') };
+}
+
 /** The tlog-checkpoint body: origin, decimal tree size, base64 root hash; no extension lines. */
 export function checkpointBody(origin: string, treeSize: number, rootHash: Uint8Array): string {
   if (origin === '' || /[\u0000-\u001f\u007f]/.test(origin)) throw new NoteError('malformed_checkpoint', 'origin must be a non-empty line');

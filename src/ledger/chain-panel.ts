@@ -2,6 +2,7 @@ import type { Db } from '../store/store.js';
 import type { Ledger } from './ledger.js';
 import type { Checkpoint } from '../core/wire.js';
 import { logKeyName } from '../core/log-keys.js';
+import { SIG_PREFIX, splitNote } from '../core/note.js';
 
 export interface PanelEvent {
   seq: number;
@@ -62,10 +63,8 @@ export async function chainPanel(db: Db, ledger: Ledger, ledgerId: string, accou
 
 /** The signature lines of a signed note (`— <name> <base64>` after the blank line). */
 export function noteSignatures(note: string, logName: string): NoteSignature[] {
-  const blank = note.indexOf('\n\n');
-  if (blank < 0) return [];
-  return note.slice(blank + 2).split('\n').filter((line) => line.startsWith('\u2014 ')).map((line) => {
-    const name = line.slice(2).split(' ')[0] ?? '';
+  return (splitNote(note)?.signatureLines ?? []).filter((line) => line.startsWith(SIG_PREFIX)).map((line) => {
+    const name = line.slice(SIG_PREFIX.length).split(' ')[0] ?? '';
     return { name, by: name === logName ? 'log' : 'witness' };
   });
 }

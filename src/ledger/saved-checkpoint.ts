@@ -9,6 +9,7 @@
 import type { Checkpoint } from '../core/wire.js';
 import { DomainError } from '../core/errors.js';
 import { checkpointOrigin } from '../core/log-keys.js';
+import { splitNote } from '../core/note.js';
 import type { Db } from '../store/store.js';
 
 /** A saved checkpoint as read from its file: the note, and the JSON members beside it when it was JSON. */
@@ -17,16 +18,6 @@ export interface SavedCheckpoint {
   account_id?: unknown;
   tree_size?: unknown;
   root_hash?: unknown;
-}
-
-/** The body of a signed note: everything before the blank line that precedes its signatures. */
-function noteBody(note: string): string {
-  return note.slice(0, note.indexOf('\n\n') + 1);
-}
-
-function signatureLines(note: string): string[] {
-  const blank = note.indexOf('\n\n');
-  return blank < 0 ? [] : note.slice(blank + 2).split('\n').filter((line) => line !== '');
 }
 
 /** The stored checkpoint the saved one is; throws invalid_request naming the first difference. */
@@ -46,12 +37,14 @@ export async function storedCheckpointFor(db: Db, ledgerId: string, accountId: s
   if (stored === undefined) refuse(`this ledger has no checkpoint of the account at size ${size}`);
   const at = `the one stored at size ${size}`;
   if (saved.root_hash !== undefined && saved.root_hash !== stored!.root_hash) refuse(`its root_hash differs from ${at}`);
-  if (noteBody(saved.note) !== noteBody(stored!.note)) refuse(`its note's signed text (the root) differs from ${at}`);
-  const given = new Set(signatureLines(saved.note));
-  if (signatureLines(stored!.note).some((line) => !given.has(line))) refuse(`its log signature differs from ${at}`);
+  const savedNote = splitNote(saved.note);
+  const storedNote = splitNote(stored!.note)!; // written by signNote: a body, a blank line, the log's signature
+  if (savedNote === null || savedNote.body !== storedNote.body) refuse(`its note's signed text (the root) differs from ${at}`);
+  const given = new Set(savedNote!.signatureLines);
+  if (storedNote.signatureLines.some((line) => !given.has(line))) refuse(`its log signature differs from ${at}`);
   const cosignatures = await db.selectFrom('checkpoint_cosignatures').select('line')
     .where('account_id', '=', accountId).where('tree_size', '=', size).execute();
-  const held = new Set([...signatureLines(stored!.note), ...cosignatures.map((c) => c.line)]);
+  const held = new Set([...storedNote.signatureLines, ...cosignatures.map((c) => c.line)]);
   const foreign = [...given].find((line) => !held.has(line));
   if (foreign !== undefined) refuse(`it carries a signature line this ledger does not hold (${JSON.stringify(foreign.slice(0, 60))}…)`);
   return stored!;
