@@ -1,8 +1,9 @@
 import type { Context } from 'koa';
-import { paramError, singleParam } from '../operations/query-params.js';
+import { integerParam as rawIntegerParam, onlyParams as rawOnlyParams, paramError, singleParam } from '../operations/query-params.js';
 
 // Query parameters are untrusted input like bodies: each read once, checked, then typed. The
-// reading itself is operations/query-params.ts's, shared with search and the review pages.
+// reading itself is operations/query-params.ts's, shared with search and the review pages;
+// these read it from a request.
 
 /** A parameter given at most once, 1–1024 characters; undefined when absent. */
 export function stringParam(ctx: Context, name: string): string | undefined {
@@ -11,11 +12,7 @@ export function stringParam(ctx: Context, name: string): string | undefined {
 
 /** A whole number within [min, max]; `fallback` when absent. */
 export function integerParam(ctx: Context, name: string, range: { fallback: number; min: number; max: number }): number {
-  const raw = stringParam(ctx, name);
-  if (raw === undefined) return range.fallback;
-  const value = /^\d{1,16}$/.test(raw) ? Number(raw) : NaN;
-  if (!(value >= range.min && value <= range.max)) throw paramError(name, `must be an integer from ${range.min} to ${range.max}`);
-  return value;
+  return rawIntegerParam(ctx.query, name, range);
 }
 
 /** One of `values`; undefined when absent. */
@@ -25,12 +22,17 @@ export function enumParam<T extends string>(ctx: Context, name: string, values: 
   return raw as T | undefined;
 }
 
-/**
- * Refuses a parameter the route does not take: a misspelt one (`afer_seq`) would otherwise be
- * ignored, and a page read from the start again looks like an answer. As GET /v1/operations.
- */
+/** Refuses a parameter the route does not take (operations/query-params.ts). */
 export function onlyParams(ctx: Context, names: readonly string[]): void {
-  for (const name of Object.keys(ctx.query)) {
-    if (!names.includes(name)) throw paramError(name, `is not a parameter of this route (${names.join(', ')})`);
-  }
+  rawOnlyParams(ctx.query, names);
+}
+
+/**
+ * Where a page starts: after `cursor` (the previous page's next_cursor, as every list takes it)
+ * or, the same position by its own name, after `alias` (`after_seq`, `after_size`); 0 for neither.
+ */
+export function positionParam(ctx: Context, alias: string): number {
+  const any = { min: 0, max: Number.MAX_SAFE_INTEGER };
+  const cursor = integerParam(ctx, 'cursor', { fallback: -1, ...any });
+  return cursor >= 0 ? cursor : integerParam(ctx, alias, { fallback: 0, ...any });
 }

@@ -2,8 +2,7 @@
  * The query of `GET /v1/review/duplicates` (docs/http-api.md), and its cursor, which carries the
  * account, the time window and window_seconds with the position, like the search cursor.
  */
-import { paramError, singleParam, timeParam, type RawParams } from './query-params.js';
-import { limitParam } from './search-params.js';
+import { integerParam, onlyParams, paramError, singleParam, timeParam, type RawParams } from './query-params.js';
 
 export interface DuplicatesQuery {
   accountId: string | undefined;
@@ -15,23 +14,22 @@ export interface DuplicatesQuery {
   after: { created_at: string; id: string } | null;
 }
 
-const NAMES = new Set(['account_id', 'since', 'until', 'window_seconds', 'limit', 'cursor']);
+const NAMES = ['account_id', 'since', 'until', 'window_seconds', 'limit', 'cursor'];
 export const DEFAULT_WINDOW_SECONDS = 600;
 /** 30 days: longer than any retry loop, short enough that a daily job is not a "duplicate" of yesterday's. */
 export const MAX_WINDOW_SECONDS = 30 * 24 * 3600;
 export const MAX_DUPLICATES_PAGE = 200;
+const WINDOW = { fallback: DEFAULT_WINDOW_SECONDS, min: 1, max: MAX_WINDOW_SECONDS };
 
 export function parseDuplicatesParams(raw: RawParams): DuplicatesQuery {
-  for (const name of Object.keys(raw)) {
-    if (!NAMES.has(name)) throw paramError(name, 'is not a parameter of this report (account_id, since, until, window_seconds, limit, cursor)');
-  }
+  onlyParams(raw, NAMES, 'this report');
   const given = {
     accountId: singleParam(raw, 'account_id'),
     since: timeParam(raw, 'since'),
     until: timeParam(raw, 'until'),
-    windowSeconds: raw.window_seconds === undefined ? undefined : limitParam(raw, 'window_seconds', DEFAULT_WINDOW_SECONDS, MAX_WINDOW_SECONDS),
+    windowSeconds: raw.window_seconds === undefined ? undefined : integerParam(raw, 'window_seconds', WINDOW),
   };
-  const limit = limitParam(raw, 'limit', 50, MAX_DUPLICATES_PAGE);
+  const limit = integerParam(raw, 'limit', { fallback: 50, min: 1, max: MAX_DUPLICATES_PAGE });
   const cursorText = singleParam(raw, 'cursor');
   const cursor = cursorText === undefined ? null : decodeDuplicatesCursor(cursorText);
   if (cursor) {
@@ -72,7 +70,7 @@ function decodeDuplicatesCursor(text: string): DuplicatesCursor {
     if (v.until !== null) params.until = v.until as string;
     const checked = {
       since: timeParam(params, 'since'), until: timeParam(params, 'until'),
-      windowSeconds: limitParam(params, 'window_seconds', DEFAULT_WINDOW_SECONDS, MAX_WINDOW_SECONDS), at: timeParam({ at: v.at }, 'at')!,
+      windowSeconds: integerParam(params, 'window_seconds', WINDOW), at: timeParam({ at: v.at }, 'at')!,
     };
     if (checked.at !== v.at || !/^op_[A-Za-z0-9_-]{1,64}$/.test(v.id)) throw refuse();
     return { accountId: v.account_id, ...checked, id: v.id };

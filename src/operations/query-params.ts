@@ -20,6 +20,25 @@ export function singleParam(raw: RawParams, name: string): string | undefined {
   return value;
 }
 
+/** A whole number within [min, max]; `fallback` when absent. */
+export function integerParam(raw: RawParams, name: string, range: { fallback: number; min: number; max: number }): number {
+  const value = singleParam(raw, name);
+  if (value === undefined) return range.fallback;
+  const n = /^\d{1,16}$/.test(value) ? Number(value) : NaN;
+  if (!(n >= range.min && n <= range.max)) throw paramError(name, `must be an integer from ${range.min} to ${range.max}`);
+  return n;
+}
+
+/**
+ * Refuses a parameter the route does not take: a misspelt one (`afer_seq`) would otherwise be
+ * ignored, and a page read from the start again looks like an answer.
+ */
+export function onlyParams(raw: RawParams, names: readonly string[], of = 'this route'): void {
+  for (const name of Object.keys(raw)) {
+    if (!names.includes(name)) throw paramError(name, `is not a parameter of ${of} (${names.join(', ')})`);
+  }
+}
+
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
 
 /**

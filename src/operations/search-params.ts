@@ -10,7 +10,7 @@ import { OPERATION_STATES, type OperationState } from './states.js';
 import { decodeSearchCursor, type SearchCursor, type SearchFilters, type SearchOrder } from './search-cursor.js';
 
 export type { SearchFilters, SearchOrder } from './search-cursor.js';
-import { paramError, singleParam, timeParam, type RawParams } from './query-params.js';
+import { integerParam, onlyParams, paramError, singleParam, timeParam, type RawParams } from './query-params.js';
 
 export interface SearchQuery {
   /** As asked for; the caller's right to read it is checked by the domain. Absent: the caller's own. */
@@ -25,7 +25,7 @@ export interface SearchQuery {
 }
 
 export const FILTER_NAMES = ['agent_run_id', 'business_key', 'fingerprint', 'idempotency_key', 'method', 'route', 'state', 'since', 'until'] as const;
-const OTHER_NAMES = new Set(['account_id', 'order', 'limit', 'cursor']);
+const PARAM_NAMES = [...FILTER_NAMES, 'account_id', 'order', 'limit', 'cursor'];
 export const MAX_SEARCH_PAGE = 1000;
 const DEFAULT_PAGE = 100;
 
@@ -33,16 +33,12 @@ const FINGERPRINT = /^[0-9a-f]{64}$/;
 const IDEMPOTENCY_KEY = /^[\x21-\x7E]{1,255}$/;
 
 export function parseSearchParams(raw: RawParams): SearchQuery {
-  for (const name of Object.keys(raw)) {
-    if (!OTHER_NAMES.has(name) && !(FILTER_NAMES as readonly string[]).includes(name)) {
-      throw paramError(name, `is not a filter of this list (filters: ${FILTER_NAMES.join(', ')}; also account_id, order, limit, cursor)`);
-    }
-  }
+  onlyParams(raw, PARAM_NAMES, 'this list');
   const filters = parseFilters(raw);
   const accountParam = singleParam(raw, 'account_id');
   const orderParam = singleParam(raw, 'order');
   if (orderParam !== undefined && orderParam !== 'asc' && orderParam !== 'desc') throw paramError('order', 'must be asc or desc');
-  const limit = limitParam(raw, 'limit', DEFAULT_PAGE, MAX_SEARCH_PAGE);
+  const limit = integerParam(raw, 'limit', { fallback: DEFAULT_PAGE, min: 1, max: MAX_SEARCH_PAGE });
   const cursorParam = singleParam(raw, 'cursor');
   const cursor = cursorParam === undefined ? null : recheck(decodeSearchCursor(cursorParam));
   const merged = cursor ? mergeWithCursor(cursor, filters, accountParam, orderParam) : { filters, accountId: accountParam, order: orderParam ?? 'desc' };
@@ -138,12 +134,4 @@ function mergeWithCursor(cursor: SearchCursor, given: SearchFilters, accountId: 
   if (accountId !== undefined && accountId !== cursor.account) throw paramError('cursor', 'was made for another account_id');
   if (order !== undefined && order !== cursor.order) throw paramError('cursor', 'was made for the other order');
   return { filters: cursor.filters, accountId: cursor.account ?? undefined, order: cursor.order };
-}
-
-export function limitParam(raw: RawParams, name: string, fallback: number, max: number): number {
-  const value = singleParam(raw, name);
-  if (value === undefined) return fallback;
-  const n = /^\d{1,7}$/.test(value) ? Number(value) : NaN;
-  if (!(n >= 1 && n <= max)) throw paramError(name, `must be an integer from 1 to ${max}`);
-  return n;
 }

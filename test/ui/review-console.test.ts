@@ -156,6 +156,11 @@ test('[sqlite] the console: auditors and admins only; approvers keep their appro
   const body = await json.json() as { operation: { id: string }; events: unknown[]; command: { order_id: string } };
   t.is(body.operation.id, opId);
   t.is(body.command.order_id, 'ord_881');
+  // A chain page far into a long log: before_seq is any seq (it was refused past 9,999,999).
+  const far = await fetch(`${app.url}/ui/review/chain?account_id=${ACCOUNT}&before_seq=10000000&format=json`, { headers: { cookie: asAuditor.cookie } });
+  t.is(far.status, 200);
+  t.true(((await far.json()) as { events: unknown[] }).events.length > 0, 'the newest events are before seq 10,000,000');
+  t.is((await get(asAuditor.cookie, `/ui/review/chain?account_id=${ACCOUNT}&before_seq=0`)).status, 400);
   const bad = await get(asAuditor.cookie, `/ui/review?account_id=${ACCOUNT}&route=/v1/t*x`);
   t.is(bad.status, 400);
   t.regex(bad.text, /&quot;route&quot;/);

@@ -7,8 +7,7 @@ import { validateAccountId } from '../../principals/accounts.js';
 import type { UiSession } from '../../principals/sessions.js';
 import { parseSearchParams, type SearchQuery } from '../../operations/search-params.js';
 import { parseDuplicatesParams, DEFAULT_WINDOW_SECONDS, type DuplicatesQuery } from '../../operations/duplicates-params.js';
-import { limitParam } from '../../operations/search-params.js';
-import type { RawParams } from '../../operations/query-params.js';
+import { integerParam, type RawParams } from '../../operations/query-params.js';
 import { approvalsOfOperation } from '../../approvals/for-operation.js';
 import { chainPanel } from '../../ledger/chain-panel.js';
 import { sendHtml, viewingSession } from './session.js';
@@ -73,7 +72,7 @@ export function reviewPages(router: Router, deps: ReviewPageDeps): void {
     if (!session) return;
     const raw = formParams(ctx);
     const accountId = raw.account_id === undefined ? null : validateAccountId(raw.account_id);
-    const before = raw.before_seq === undefined ? null : limitParam(raw, 'before_seq', 1, Number.MAX_SAFE_INTEGER);
+    const before = raw.before_seq === undefined ? null : integerParam(raw, 'before_seq', { fallback: 1, min: 1, max: Number.MAX_SAFE_INTEGER });
     const panel = accountId === null ? null : await chainPanel(deps.store.db, deps.ledger, deps.ledgerId, accountId, before, 50);
     if (asJson(ctx)) {
       if (!panel) throw new DomainError('invalid_request', 'the query parameter "account_id" is required');

@@ -5,7 +5,7 @@ import { DomainError } from '../../core/errors.js';
 import { newRouter, type RouteModule } from '../route-module.js';
 import { readJsonBody } from '../body.js';
 import { validateCheckpointRequest } from '../request-schemas.js';
-import { integerParam, onlyParams } from '../query.js';
+import { integerParam, onlyParams, positionParam } from '../query.js';
 import { requireRole } from '../../principals/roles.js';
 import { validateAccountId } from '../../principals/accounts.js';
 import { rfc3339 } from '../../core/time.js';
@@ -28,10 +28,7 @@ export function ledgerRoutes(deps: Pick<AppContext, 'store' | 'ledger' | 'clock'
     requireRole(principalOf(ctx), 'auditor', 'admin');
     onlyParams(ctx, ['account_id', 'after_seq', 'cursor', 'limit']);
     const accountId = validateAccountId(ctx.query.account_id);
-    // `cursor` (the previous page's next_cursor, as every list takes it) or `after_seq`: the same seq.
-    const seq = { fallback: -1, min: 0, max: Number.MAX_SAFE_INTEGER };
-    const cursor = integerParam(ctx, 'cursor', seq);
-    const afterSeq = cursor >= 0 ? cursor : integerParam(ctx, 'after_seq', { ...seq, fallback: 0 });
+    const afterSeq = positionParam(ctx, 'after_seq');
     const limit = integerParam(ctx, 'limit', { fallback: 100, min: 1, max: MAX_PAGE });
     ctx.body = await eventsPage(deps.store.db, accountId, afterSeq, limit);
   });

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.js';
 import { principalOf } from '../auth.js';
 import { DomainError } from '../../core/errors.js';
-import { integerParam, onlyParams } from '../query.js';
+import { integerParam, onlyParams, positionParam } from '../query.js';
 import { newRouter, type RouteModule } from '../route-module.js';
 import { validateAccountId } from '../../principals/accounts.js';
 import { requireRole } from '../../principals/roles.js';
@@ -43,9 +43,7 @@ export function proofRoutes(context: Pick<AppContext, 'store'>): RouteModule {
     requireRole(principalOf(ctx), 'auditor', 'admin');
     onlyParams(ctx, ['account_id', 'after_size', 'cursor', 'limit']);
     const accountId = validateAccountId(ctx.query.account_id);
-    // `cursor` is the next_cursor of the previous page; `after_size` the same thing by its own name.
-    const cursor = integerParam(ctx, 'cursor', { fallback: -1, ...ANY_SIZE });
-    const afterSize = cursor >= 0 ? cursor : integerParam(ctx, 'after_size', { fallback: 0, ...ANY_SIZE });
+    const afterSize = positionParam(ctx, 'after_size');
     const limit = integerParam(ctx, 'limit', { fallback: 100, min: 1, max: MAX_PAGE });
     const rows = await context.store.db.selectFrom('checkpoints').selectAll()
       .where('account_id', '=', accountId).where('tree_size', '>', afterSize).orderBy('tree_size').limit(limit + 1).execute();
