@@ -4,13 +4,14 @@
  * when none covers it yet, or one the auditor saved) with its witness cosignatures, and the
  * inclusion proof up to that checkpoint's root.
  */
-import type { AppContext } from '../context.js';
 import { EVIDENCE_FORMAT } from '../core/evidence.js';
 import { DomainError } from '../core/errors.js';
 import { type CosignedCheckpoint, withCosignaturesOne } from './cosignatures.js';
 import { type ExportedEvent, toExportedEvent } from './export.js';
 import { type InclusionProofJson, inclusionProofOf, logSize } from './proofs.js';
 import { type SavedCheckpoint, storedCheckpointFor } from './saved-checkpoint.js';
+import type { Ledger } from './ledger.js';
+import type { Db } from '../store/store.js';
 
 export interface EvidenceFile {
   format: typeof EVIDENCE_FORMAT;
@@ -22,7 +23,15 @@ export interface EvidenceFile {
   keys: unknown[];
 }
 
-export async function buildEvidence(context: AppContext, accountId: string, seq: number, given: SavedCheckpoint | null): Promise<EvidenceFile> {
+/** What an evidence file is gathered from: the service's context (AppContext) fits it. */
+export interface EvidenceSource {
+  store: { db: Db };
+  ledger: Pick<Ledger, 'checkpoint'>;
+  ledgerId: string;
+  publicKeys(): unknown[];
+}
+
+export async function buildEvidence(context: EvidenceSource, accountId: string, seq: number, given: SavedCheckpoint | null): Promise<EvidenceFile> {
   const db = context.store.db;
   const size = await logSize(db, accountId);
   if (seq > size) throw new DomainError('invalid_request', `account ${accountId} has ${size} events, so there is no event ${seq}`);
