@@ -27,6 +27,14 @@ const PATH_CHAR = charTable("-._~!$&'()*+,;=:@/", true);
 /** RFC 3986 unreserved: never to be percent-encoded. */
 const UNRESERVED = charTable('-._~', true);
 
+/**
+ * Lengths past any real method or path, and short enough that a method, a route, the account
+ * and the time fit one entry of the indexes that search reads them by (PostgreSQL refuses a
+ * b-tree entry over 2,704 bytes; a route is ASCII, so characters are bytes).
+ */
+export const MAX_METHOD_LENGTH = 64;
+export const MAX_ROUTE_LENGTH = 2048;
+
 /** An RFC 9110 method token, returned upper-cased. */
 export function validateMethod(method: unknown): string {
   if (typeof method !== 'string') {
@@ -34,6 +42,9 @@ export function validateMethod(method: unknown): string {
   }
   if (method.length === 0) {
     throw new RouteError('invalid_request', 'method', 'method must not be empty');
+  }
+  if (method.length > MAX_METHOD_LENGTH) {
+    throw new RouteError('invalid_request', 'method', `method must be at most ${MAX_METHOD_LENGTH} characters, not ${method.length}`);
   }
   for (let i = 0; i < method.length; i++) {
     const c = method.charCodeAt(i);
@@ -53,6 +64,7 @@ export function validateRoute(route: unknown): string {
   if (typeof route !== 'string') throw routeError('route must be a string');
   if (route.length === 0) throw routeError("route must not be empty; it must start with '/'");
   if (route.charCodeAt(0) !== 0x2f) throw routeError(`route must start with '/', found ${describe(route, 0)}`);
+  if (route.length > MAX_ROUTE_LENGTH) throw routeError(`route must be at most ${MAX_ROUTE_LENGTH} characters, not ${route.length}`);
 
   for (let i = 0; i < route.length; i++) {
     const c = route.charCodeAt(i);

@@ -1,6 +1,8 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { BodyValidator } from './validate.js';
+import { DomainError } from '../core/errors.js';
+import { hasNul } from '../core/stored-text.js';
 
 /**
  * One domain's routes; `publicPaths` (exact paths of its routes) are answered without an API key. `bodies` names the
@@ -22,5 +24,11 @@ export interface RouteModule {
  * router would serve paths they do not recognise.
  */
 export function newRouter(options: { prefix?: string } = {}): Router {
-  return new Router({ ...options, sensitive: true, strict: true });
+  const router = new Router({ ...options, sensitive: true, strict: true });
+  // No id holds U+0000 (core/stored-text.ts): such a path names nothing, and is not looked up.
+  router.param('id', (id, ctx, next) => {
+    if (hasNul(id)) throw new DomainError('not_found', `no resource has the id ${JSON.stringify(id)}`);
+    return next();
+  });
+  return router;
 }

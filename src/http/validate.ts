@@ -1,6 +1,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { JsonValue } from '../core/json.js';
 import { DomainError } from '../core/errors.js';
+import { NUL_PROBLEM } from '../core/stored-text.js';
 
 // One Ajv for request bodies; schemas live in schema/requests so the OpenAPI document can reuse them.
 const ajv = new Ajv2020({ allErrors: false, strict: true, useDefaults: false });
@@ -21,6 +22,9 @@ export function bodyValidator<T>(schema: { $id: string }): BodyValidator<T> {
   return Object.assign(check, { schemaId: schema.$id });
 }
 
+/** The schemas' pattern for text the service keeps: anything but U+0000 (core/stored-text.ts). */
+export const NO_NUL_PATTERN = '^[^\\u0000]*$';
+
 function describe(errors: ErrorObject[]): string {
   const error = errors[0];
   if (!error) return 'the request body is not valid';
@@ -29,5 +33,6 @@ function describe(errors: ErrorObject[]): string {
     return `the member "${(error.params as { additionalProperty: string }).additionalProperty}" is not allowed here`;
   }
   const member = error.instancePath ? error.instancePath.slice(1).replaceAll('/', '.') : 'body';
+  if (error.keyword === 'pattern' && (error.params as { pattern: string }).pattern === NO_NUL_PATTERN) return `the member "${member}" ${NUL_PROBLEM}`;
   return `the member "${member}" ${error.message ?? 'is not valid'}`;
 }

@@ -5,6 +5,7 @@
  */
 import { DomainError } from '../core/errors.js';
 import { rfc3339 } from '../core/time.js';
+import { hasNul, NUL_PROBLEM } from '../core/stored-text.js';
 
 export type RawParams = Record<string, string | string[] | undefined>;
 
@@ -17,6 +18,7 @@ export function singleParam(raw: RawParams, name: string): string | undefined {
   const value = raw[name];
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value.length === 0 || value.length > 1024) throw paramError(name, 'must be given once, 1-1024 characters');
+  if (hasNul(value)) throw paramError(name, NUL_PROBLEM);
   return value;
 }
 

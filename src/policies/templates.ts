@@ -7,6 +7,7 @@
  */
 import type { JsonValue } from '../core/json.js';
 import { DomainError } from '../core/errors.js';
+import { hasNul } from '../core/stored-text.js';
 
 type Part = { literal: string } | { pointer: string; tokens: string[] };
 
@@ -27,8 +28,24 @@ export function parseTemplate(source: string, member: string): Template {
   const parts = parseParts(source);
   return {
     source,
-    render: (command) => parts.map((part) => ('literal' in part ? part.literal : renderPointer(command, part, member))).join(''),
+    render: (command) => checkRendered(parts.map((part) => ('literal' in part ? part.literal : renderPointer(command, part, member))).join(''), source, member),
   };
+}
+
+/** The bounds a claim's own business_key and exclusive_scope are held to (schema/requests/claim-operation.json). */
+const MAX_KEY_LENGTH = 255;
+
+/**
+ * A key built from the command is held to the bounds of one given in the body: 1–255 characters
+ * and no U+0000. Past them it is the command's fault (it fills the template), so command_invalid.
+ */
+function checkRendered(key: string, source: string, member: string): string {
+  const problem = key.length === 0 ? 'is empty' : key.length > MAX_KEY_LENGTH ? `is ${key.length} characters, over ${MAX_KEY_LENGTH}`
+    : hasNul(key) ? 'contains U+0000 (NUL)' : null;
+  if (problem === null) return key;
+  throw new DomainError('command_invalid', `the policy's ${member} built from the command (template ${JSON.stringify(source)}) ${problem}`, {
+    errors: [{ path: '', message: `must fill the policy's ${member} template with 1–${MAX_KEY_LENGTH} characters and no U+0000` }],
+  });
 }
 
 function parseParts(source: string): Part[] {

@@ -80,7 +80,7 @@ test('the served document inlines the request schemas and every reference in it 
   const claim = schemas.Claim as { properties: Record<string, unknown> };
   const { $id: _id, ...expected } = REQUEST_SCHEMAS['claim-operation'] as Record<string, unknown>;
   t.deepEqual(claim, expected);
-  t.deepEqual(claim.properties.agent_run_id, { type: ['string', 'null'], minLength: 1, maxLength: 255 });
+  t.deepEqual(claim.properties.agent_run_id, { type: ['string', 'null'], minLength: 1, maxLength: 255, pattern: '^[^\\u0000]*$' });
 });
 
 test('the document is served at /v1/openapi.json without a key', async (t) => {

@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import { DomainError } from '../../core/errors.js';
 import { readRawBody } from '../body.js';
+import { hasNul, NUL_PROBLEM } from '../../core/stored-text.js';
 
 const MAX_FORM_BYTES = 64 * 1024;
 
@@ -11,6 +12,7 @@ export async function readForm(ctx: Context, limits: { maxBytes?: number; timeou
   const fields = new Map<string, string>();
   for (const [name, value] of new URLSearchParams(body.toString('utf8'))) {
     if (fields.has(name)) throw new DomainError('invalid_request', `the form field "${name}" appears twice`);
+    if (hasNul(value)) throw new DomainError('invalid_request', `the form field "${name}" ${NUL_PROBLEM}`);
     fields.set(name, value);
   }
   return fields;
