@@ -26,16 +26,9 @@ const MAX_ERRORS = 50;
  */
 export function compileCommandSchema(schema: JsonValue, label: string): CommandPreparer {
   // One Ajv per schema: two policies may reuse one `$id` without colliding.
-  const ajv = new Ajv2020({
-    allErrors: true,
-    useDefaults: true,
-    strict: true,
-    strictTypes: false,
-    strictTuples: false,
-    strictRequired: false,
-    logger: false,
-  });
+  const ajv = new Ajv2020({ ...AJV_OPTIONS, useDefaults: true });
   const validate: ValidateFunction = ajv.compile(deepCopy(schema) as object);
+  refuseInvalidDefaults(schema);
   return (command) => {
     // Defaults are written into the data: work on a copy so the caller's value stays as sent.
     const prepared = deepCopy(command);
@@ -50,6 +43,49 @@ export function compileCommandSchema(schema: JsonValue, label: string): CommandP
       { errors },
     );
   };
+}
+
+const AJV_OPTIONS = {
+  allErrors: true, strict: true, strictTypes: false, strictTuples: false, strictRequired: false, logger: false,
+} as const;
+
+/**
+ * A default its own schema refuses would be written into every command that lacks the member,
+ * and then refused: no request to the route could ever leave the member out, and the error would
+ * blame the caller for a value the policy wrote. Found at load time instead, as a config error.
+ * Each default is validated against the subschema it stands in (through a `$ref` into the whole
+ * schema, so its own `$ref`s resolve), by an Ajv that applies no defaults.
+ */
+function refuseInvalidDefaults(schema: JsonValue): void {
+  const checker = new Ajv2020({ ...AJV_OPTIONS, useDefaults: false });
+  const root = 'gatehouse:policy-schema';
+  checker.addSchema(deepCopy(schema) as object, root);
+  for (const { pointer, value } of defaultsIn(schema, '')) {
+    const check = checker.getSchema(`${root}#${pointer}`);
+    if (check && !check(deepCopy(value))) {
+      throw new Error(`the default at ${pointer || '/'} does not satisfy its own schema (${checker.errorsText(check.errors, { dataVar: 'default' })})`);
+    }
+  }
+}
+
+/** The subschemas a JSON Schema 2020-12 holds, by keyword: where a `default` is a keyword, not a member name. */
+const SCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
+const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
+const SCHEMA_ONE = ['items', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames', 'unevaluatedItems', 'unevaluatedProperties'];
+
+function* defaultsIn(schema: JsonValue | undefined, pointer: string): Generator<{ pointer: string; value: JsonValue }> {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return;
+  if (Object.hasOwn(schema, 'default')) yield { pointer, value: schema.default! };
+  const at = (...tokens: string[]) => pointer + tokens.map((t) => `/${t.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+  for (const keyword of SCHEMA_MAPS) {
+    const map = schema[keyword];
+    if (map && typeof map === 'object' && !Array.isArray(map)) for (const name of Object.keys(map)) yield* defaultsIn(map[name], at(keyword, name));
+  }
+  for (const keyword of SCHEMA_LISTS) {
+    const list = schema[keyword];
+    if (Array.isArray(list)) for (let i = 0; i < list.length; i++) yield* defaultsIn(list[i], at(keyword, String(i)));
+  }
+  for (const keyword of SCHEMA_ONE) yield* defaultsIn(schema[keyword], at(keyword));
 }
 
 /** Points at the member itself for `required` and `additionalProperties`, where ajv points at its parent. */

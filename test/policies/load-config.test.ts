@@ -55,6 +55,16 @@ const shapeCases: { name: string; text: string; message: RegExp }[] = [
   { name: 'a ttl that is not an integer', text: '{"policies": [{"method": "POST", "route": "/x",\n "approval": {"ttl_seconds": 1.5}}]}', message: /line 2, column 15: policies\[0\]\.approval\.ttl_seconds must be integer/ },
   { name: 'a method that is not an HTTP token', text: '{"policies": [\n{"method": "PO ST", "route": "/x"}]}', message: /line 2, column 2: method must be an HTTP token/ },
   { name: 'a route pattern no request could match', text: '{"policies": [\n{"method": "POST", "route": "/x/"}]}', message: /line 2, column 20: "\/x\/" is not a valid route pattern: route must not end with '\/'/ },
+  {
+    name: 'a schema default its own schema refuses',
+    text: '{"policies": [\n{"method": "POST", "route": "/bd",\n "schema": {"type": "object", "properties": {"x": {"type": "string", "default": 1}}}}]}',
+    message: /line 3, column 2: the schema for POST \/bd is not a usable JSON Schema 2020-12: the default at \/properties\/x does not satisfy its own schema \(default must be string\)/,
+  },
+  {
+    name: 'a default refused by the subschema it refers to',
+    text: '{"policies": [\n{"method": "POST", "route": "/bd", "schema": {"type": "object", "$defs": {"env": {"enum": ["prod", "staging"]}},\n "properties": {"env": {"$ref": "#/$defs/env", "default": "dev"}}}}]}',
+    message: /the default at \/properties\/env does not satisfy its own schema \(default must be equal to one of the allowed values\)/,
+  },
   { name: 'a webhook url that is not http(s)', text: '{"policies": [],\n "webhook": {"url": "ftp://x", "secret": "s"}}', message: /line 2, column 14: the webhook url "ftp:\/\/x" is not an absolute http\(s\) URL/ },
 ];
 
@@ -66,6 +76,25 @@ for (const { name, text, message } of shapeCases) {
     t.regex(error!.message, message);
   });
 }
+
+test('defaults their schemas accept load, nested and in arrays, and are applied', (t) => {
+  const file = writeConfig(JSON.stringify({
+    policies: [{
+      method: 'POST', route: '/deploys',
+      schema: {
+        type: 'object', $defs: { env: { enum: ['prod', 'staging'] } },
+        properties: {
+          env: { $ref: '#/$defs/env', default: 'staging' },
+          // A member named "default" is a name, not the keyword: its schema is not a default to check.
+          options: { type: 'object', properties: { default: { type: 'boolean' }, retries: { type: 'integer', default: 3 } }, default: {} },
+          steps: { type: 'array', items: { type: 'object', properties: { wait: { type: 'integer', minimum: 0, default: 0 } } } },
+        },
+      },
+    }],
+  }));
+  const prepared = Policies.fromFile(file).match('POST', '/deploys').prepareCommand({ steps: [{}] });
+  t.deepEqual(prepared, { env: 'staging', options: { retries: 3 }, steps: [{ wait: 0 }] });
+});
 
 test('a good file loads its policies and its webhook', (t) => {
   const file = writeConfig(JSON.stringify({
