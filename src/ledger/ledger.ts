@@ -15,6 +15,7 @@ import type { EventsTable } from '../../schema/database.js';
 import type { DataKeys } from './data-keys.js';
 import type { AppendedEvent, EventInput } from './event-input.js';
 import { signCheckpoint, type Checkpoint } from './checkpoints.js';
+import { refuseRootAgainstSignedHistory } from './signed-history.js';
 import { advanceChain, insertAndAdvance, type ChainHead, type RowInsert } from './chain-write.js';
 import { ChainTurns } from './chain-turns.js';
 import { HeadGuesses } from './head-guesses.js';
@@ -280,7 +281,9 @@ export class Ledger {
   }
 
   private async insertCheckpoint(trx: Db, accountId: string, frontier: MerkleFrontier): Promise<Checkpoint> {
-    const checkpoint = signCheckpoint(this.signingKey, this.ledgerId, accountId, frontier.size, frontier.root(), rfc3339(this.clock.now()));
+    const root = frontier.root();
+    await refuseRootAgainstSignedHistory(trx, accountId, frontier.size, root);
+    const checkpoint = signCheckpoint(this.signingKey, this.ledgerId, accountId, frontier.size, root, rfc3339(this.clock.now()));
     await trx.insertInto('checkpoints').values(checkpoint).onConflict((oc) => oc.columns(['account_id', 'tree_size']).doNothing()).execute();
     return checkpoint;
   }

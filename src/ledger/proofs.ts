@@ -29,9 +29,14 @@ export async function logSize(db: Db, accountId: string): Promise<number> {
   return row === undefined ? 0 : Number(row.size);
 }
 
-async function hashesOf(db: Db, accountId: string, ranges: LeafRange[]): Promise<string[]> {
+/** The hash of each leaf range, from the stored subtrees and event hashes (not from the chain's frontier). */
+export async function storedRangeHashes(db: Db, accountId: string, ranges: LeafRange[]): Promise<Buffer[]> {
   const subtree = await fetchSubtrees(db, accountId, subtreesFor(ranges));
-  return ranges.map(([lo, hi]) => rangeHash(lo, hi, subtree).toString('hex'));
+  return ranges.map(([lo, hi]) => rangeHash(lo, hi, subtree));
+}
+
+async function hashesOf(db: Db, accountId: string, ranges: LeafRange[]): Promise<string[]> {
+  return (await storedRangeHashes(db, accountId, ranges)).map((hash) => hash.toString('hex'));
 }
 
 export async function inclusionProofOf(db: Db, accountId: string, seq: number, treeSize: number): Promise<InclusionProofJson> {
