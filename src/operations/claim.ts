@@ -63,6 +63,7 @@ async function createOperation(scope: ClaimScope): Promise<ClaimResult> {
     if ('refusal' in taking) return taking.refusal;
     // A concurrent identical claim created the operation while we waited on its hold (PostgreSQL).
     if ('ownKey' in taking) return answerExisting(scope, taking.ownKey);
+    if ('sameBusiness' in taking) return answerReused(scope, taking.sameBusiness);
   }
   const lease = needsApproval ? null : issueLease(nowMs, request.leaseSeconds);
   const inserted = newRow(request, id, nowMs, lease);

@@ -6,8 +6,11 @@ import { isTerminal } from './states.js';
 import { askerOf, type ClaimResult, type ClaimScope } from './claim-types.js';
 import type { OperationRow } from './operation-json.js';
 
-/** Taken; busy (the refusal to answer, already recorded); or held by an operation with the claim's own key. */
-export type ScopeTaking = { taken: true } | { refusal: ClaimResult } | { ownKey: OperationRow };
+/**
+ * Taken; busy (the refusal to answer, already recorded); held by an operation with the claim's
+ * own key; or held by the operation that has the claim's business key (`reused`).
+ */
+export type ScopeTaking = { taken: true } | { refusal: ClaimResult } | { ownKey: OperationRow } | { sameBusiness: OperationRow };
 
 /**
  * Takes the claim's exclusive scope for operation `id` through the primary key
@@ -32,6 +35,10 @@ export async function takeScope(scope: ClaimScope, id: string): Promise<ScopeTak
       const own = await lockOperationByKey(deps.store, trx, request.accountId, request.idempotencyKey);
       return { ownKey: own! };
     }
+    // The operation that took the claim's business key while we waited on its hold (PostgreSQL,
+    // another instance): the claim is `reused`, as it is when that operation committed before
+    // the claim looked its business key up. Its hold says nothing the business key does not.
+    if (holder && request.businessKey !== null && holder.business_key === request.businessKey) return { sameBusiness: holder };
     if (holder && !isTerminal(holder.state)) {
       await deps.ledger.append(trx, askedEvent(holder, 'scope_busy', askerOf(request)));
       return {

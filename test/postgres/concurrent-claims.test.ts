@@ -23,4 +23,21 @@ if (await postgresAvailable()) {
     const report = await verifyOnlineAndExported(t, cluster, instances[0]!.url);
     t.deepEqual(report.accounts.find((a) => a.account_id === 'acme')?.events, 200);
   });
+
+  test('[postgres] claims under distinct keys with one business_key and one exclusive_scope, over two instances: one created, every other reused, never scope_busy', async (t) => {
+    const cluster = await createCluster(t);
+    const instances = await cluster.start(2);
+    const key = await addPrincipalWith(cluster.storeArgs, 'acme', ['gateway']);
+    for (let round = 0; round < 4; round++) {
+      const body = { ...claimBody(round), business_key: `alert-${round}`, exclusive_scope: `env-${round}` };
+      const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => claim(instances[i % 2]!.url, key, `alert-${round}-key-${i}`, body)));
+      const outcomes = new Map<string, number>();
+      for (const a of answers) {
+        const outcome = a.body?.outcome ?? a.body?.error?.code ?? String(a.status);
+        outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+      }
+      t.deepEqual([...outcomes].sort(), [['created', 1], ['reused', 39]], `round ${round}`);
+      t.is(new Set(answers.map((a) => a.body.operation?.id)).size, 1, 'every answer names the operation that has the business key');
+    }
+  });
 }
