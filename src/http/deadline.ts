@@ -11,7 +11,8 @@ import { WorkScope } from '../store/work-scope.js';
  * run, one not yet at COMMIT is rolled back. When the deadline passes first, the scope is
  * abandoned the same way and the client is answered at once with a 503:
  *
- * - `store_unavailable` when the request was waiting on or working in the store, else `overloaded`;
+ * - `store_unavailable` when the request was waiting on or working in the store, else `overloaded`
+ *   — but a request whose body had not all arrived is the client's: `400 invalid_request`;
  * - the message says whether anything can still have been written. The abandonment and the check
  *   "did a unit of this request send COMMIT" happen in one synchronous step, and a unit marks itself
  *   committing in one synchronous step with its own check, so "nothing was written" is certain when
@@ -43,6 +44,13 @@ export async function runWithDeadline(ctx: Context, next: Next, deadlineMs: numb
     if (first === 'done') return;
     const { mayHaveWritten, storeBusy } = scope.abandon('deadline');
     const seconds = Math.round(deadlineMs / 100) / 10;
+    if (!ctx.req.complete && !storeBusy && !mayHaveWritten) {
+      // The body is still on its way: the client stalled, not the service. Its connection is
+      // closed after the answer, so bytes that come later are never read as another request.
+      ctx.set('connection', 'close');
+      throw new DomainError('invalid_request', `the request body did not arrive within the ${seconds} s deadline; nothing of it was written: send the body whole`,
+        {}, { cause: 'deadline' });
+    }
     const outcome = mayHaveWritten
       ? 'it may still have taken effect: retry with the same idempotency key to learn its outcome'
       : 'nothing of it was written: retry later';

@@ -54,3 +54,20 @@ for (const kind of await storeKinds()) {
     t.is(retried.status, 201, `the abandoned claim left its key unused: ${retried.text}`);
   });
 }
+
+test('a body that stops arriving is the client\'s fault at the deadline: 400 invalid_request and the connection closed, not 503 "the service is too busy"', async (t) => {
+  const app = await startTestApp(t, 'sqlite', { requestDeadlineMs: DEADLINE_MS });
+  const gw = await app.keyFor('acme', 'gateway');
+  const body = JSON.stringify(ticketClaim('stalled'));
+  const head = `POST /v1/operations HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${gw}\r\nidempotency-key: stalled-1\r\n` +
+    `content-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`;
+  const { rawExchange, parseAnswers } = await import('../helpers/raw-http.js');
+  const exchange = await rawExchange(app.url, head + body.slice(0, 10), { waitMs: DEADLINE_MS * 4 });
+  const [answer] = parseAnswers(exchange.text);
+  t.is(answer?.status, 400, exchange.text);
+  t.is(JSON.parse(answer!.body).error.code, 'invalid_request');
+  t.regex(JSON.parse(answer!.body).error.message, /the request body did not arrive within the 1 s deadline; nothing of it was written/);
+  t.is(answer!.headers.connection, 'close');
+  t.true(exchange.closed, 'the server closed the connection');
+  t.is((await claim(app, gw, 'stalled-1', ticketClaim('stalled'))).status, 201, 'nothing of the stalled claim was written: the key is free');
+});
