@@ -11,7 +11,7 @@ import { proxyCommand } from './commands/proxy.js';
 import { witnessCommand } from './commands/witness.js';
 import { proveCommand } from './commands/prove.js';
 import { verifyEvidenceCommand } from './commands/verify-evidence.js';
-import { EXIT_USAGE } from './output.js';
+import { EXIT_USAGE, UsageError } from './output.js';
 
 await yargs(hideBin(process.argv))
   .scriptName('gatehouse')
@@ -28,10 +28,34 @@ await yargs(hideBin(process.argv))
   .command(witnessCommand)
   .demandCommand(1, 'name a command: gatehouse --help lists them')
   .strict()
+  // yargs 17 passes the running command's option declarations (getOptions()); @types/yargs calls them aliases.
+  .check((argv, options) => givenOnce(argv, options as unknown as DeclaredOptions), true)
   .fail((message, error) => {
-    if (error && !(error.name === 'YError')) throw error;
+    if (error && !(error.name === 'YError' || error instanceof UsageError)) throw error;
     process.stderr.write(`gatehouse: ${message ?? error?.message}\nRun gatehouse --help for usage.\n`);
     process.exit(EXIT_USAGE);
   })
   .help()
   .parseAsync();
+
+/**
+ * yargs turns an option given twice into an array of its values. Only options declared as
+ * arrays (the repeatable ones: --role, --checkpoint, --witness-key, --witness, --log) take
+ * one; any other option given more than once is a usage error (exit 2), checked here for
+ * every verb from the options the running command declared, before its handler sees an
+ * array where it expects one value.
+ */
+interface DeclaredOptions {
+  key: Record<string, unknown>;
+  array: string[];
+}
+
+function givenOnce(argv: Record<string, unknown>, options: DeclaredOptions): true {
+  for (const key of Object.keys(options.key)) {
+    const value = argv[key];
+    if (Array.isArray(value) && !options.array.includes(key)) {
+      throw new UsageError(`--${key} was given ${value.length} times; give it once`);
+    }
+  }
+  return true;
+}
