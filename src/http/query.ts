@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { integerParam as rawIntegerParam, onlyParams as rawOnlyParams, paramError, singleParam } from '../operations/query-params.js';
+import { accountIdParam as rawAccountIdParam, integerParam as rawIntegerParam, onlyParams as rawOnlyParams, paramError, required, singleParam } from '../operations/query-params.js';
 
 // Query parameters are untrusted input like bodies: each read once, checked, then typed. The
 // reading itself is operations/query-params.ts's, shared with search and the review pages;
@@ -13,6 +13,22 @@ export function stringParam(ctx: Context, name: string): string | undefined {
 /** A whole number within [min, max]; `fallback` when absent. */
 export function integerParam(ctx: Context, name: string, range: { fallback: number; min: number; max: number }): number {
   return rawIntegerParam(ctx.query, name, range);
+}
+
+/** A whole number within [min, max] that must be given. */
+export function requiredIntegerParam(ctx: Context, name: string, range: { min: number; max: number }): number {
+  if (ctx.query[name] === undefined) throw paramError(name, 'is required');
+  return integerParam(ctx, name, { fallback: range.min, ...range });
+}
+
+/** `account_id` (or `name`), an account id; undefined when absent. */
+export function accountIdParam(ctx: Context, name = 'account_id'): string | undefined {
+  return rawAccountIdParam(ctx.query, name);
+}
+
+/** `account_id`, an account id that must be given. */
+export function requiredAccountIdParam(ctx: Context): string {
+  return required('account_id', accountIdParam(ctx));
 }
 
 /** One of `values`; undefined when absent. */

@@ -1,7 +1,9 @@
 /**
  * Inclusion and consistency proofs of one account's log (the contract's proof routes,
  * `gatehouse prove`, and the consistency proofs sent to witnesses), from the stored Merkle
- * data (merkle-nodes.ts). Sizes beyond the log are the caller's mistake: invalid_request.
+ * data (merkle-nodes.ts). Sizes beyond the log are the caller's mistake: invalid_request, made
+ * by the caller's `refuse` so it can say where the number came from (the proof routes: a query
+ * parameter).
  */
 import { consistencyRanges, inclusionRanges, rangeHash, subtreesFor, type LeafRange } from '../core/merkle-proof.js';
 import { DomainError } from '../core/errors.js';
@@ -23,6 +25,11 @@ export interface ConsistencyProofJson {
   hashes: string[];
 }
 
+/** The refusal of an input (`seq`, `tree_size`, `from`, `to`) with what is wrong with it. */
+export type RefuseInput = (name: string, problem: string) => Error;
+
+const refuseInput: RefuseInput = (name, problem) => new DomainError('invalid_request', `${name} ${problem}`);
+
 /** Committed events of the account (0 when it has none). */
 export async function logSize(db: Db, accountId: string): Promise<number> {
   const row = await db.selectFrom('chains').select('size').where('account_id', '=', accountId).executeTakeFirst();
@@ -39,20 +46,20 @@ async function hashesOf(db: Db, accountId: string, ranges: LeafRange[]): Promise
   return (await storedRangeHashes(db, accountId, ranges)).map((hash) => hash.toString('hex'));
 }
 
-export async function inclusionProofOf(db: Db, accountId: string, seq: number, treeSize: number): Promise<InclusionProofJson> {
+export async function inclusionProofOf(db: Db, accountId: string, seq: number, treeSize: number, refuse = refuseInput): Promise<InclusionProofJson> {
   const size = await logSize(db, accountId);
   if (treeSize < 1 || treeSize > size) {
-    throw new DomainError('invalid_request', `tree_size ${treeSize} is not within 1..${size}, the events of account ${accountId}`);
+    throw refuse('tree_size', `must be within 1..${size}, the events of account ${accountId}, not ${treeSize}`);
   }
-  if (seq < 1 || seq > treeSize) throw new DomainError('invalid_request', `seq ${seq} is not within 1..${treeSize} (tree_size)`);
+  if (seq < 1 || seq > treeSize) throw refuse('seq', `must be within 1..${treeSize} (tree_size), not ${seq}`);
   const hashes = await hashesOf(db, accountId, inclusionRanges(seq - 1, treeSize));
   return { account_id: accountId, seq, tree_size: treeSize, leaf_index: seq - 1, hashes };
 }
 
-export async function consistencyProofOf(db: Db, accountId: string, from: number, to: number): Promise<ConsistencyProofJson> {
+export async function consistencyProofOf(db: Db, accountId: string, from: number, to: number, refuse = refuseInput): Promise<ConsistencyProofJson> {
   const size = await logSize(db, accountId);
-  if (to > size) throw new DomainError('invalid_request', `to ${to} is beyond the ${size} events of account ${accountId}`);
-  if (from > to) throw new DomainError('invalid_request', `from ${from} is greater than to ${to}`);
+  if (to > size) throw refuse('to', `must be at most ${size}, the events of account ${accountId}, not ${to}`);
+  if (from > to) throw refuse('from', `must be at most to (${to}), not ${from}`);
   const hashes = await hashesOf(db, accountId, consistencyRanges(from, to));
   return { account_id: accountId, from, to, hashes };
 }

@@ -6,6 +6,7 @@
 import { DomainError } from '../core/errors.js';
 import { rfc3339 } from '../core/time.js';
 import { hasNul, NUL_PROBLEM } from '../core/stored-text.js';
+import { ACCOUNT_ID_RULE, isAccountId } from '../principals/accounts.js';
 
 export type RawParams = Record<string, string | string[] | undefined>;
 
@@ -19,6 +20,19 @@ export function singleParam(raw: RawParams, name: string): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value.length === 0 || value.length > 1024) throw paramError(name, 'must be given once, 1-1024 characters');
   if (hasNul(value)) throw paramError(name, NUL_PROBLEM);
+  return value;
+}
+
+/** A parameter the route cannot do without: its value, or a refusal naming it when absent. */
+export function required<T>(name: string, value: T | undefined): T {
+  if (value === undefined) throw paramError(name, 'is required');
+  return value;
+}
+
+/** An account id (principals/accounts.ts); undefined when absent. */
+export function accountIdParam(raw: RawParams, name = 'account_id'): string | undefined {
+  const value = singleParam(raw, name);
+  if (value !== undefined && !isAccountId(value)) throw paramError(name, ACCOUNT_ID_RULE);
   return value;
 }
 

@@ -5,7 +5,7 @@ import { DomainError } from '../../core/errors.js';
 import { newRouter, type RouteModule } from '../route-module.js';
 import { readJsonBody } from '../body.js';
 import { validateCheckpointRequest } from '../request-schemas.js';
-import { integerParam, onlyParams, positionParam } from '../query.js';
+import { accountIdParam, integerParam, onlyParams, positionParam, requiredAccountIdParam } from '../query.js';
 import { requireRole } from '../../principals/roles.js';
 import { validateAccountId } from '../../principals/accounts.js';
 import { rfc3339 } from '../../core/time.js';
@@ -27,7 +27,7 @@ export function ledgerRoutes(deps: Pick<AppContext, 'store' | 'ledger' | 'clock'
   router.get('/v1/audit/events', async (ctx) => {
     requireRole(principalOf(ctx), 'auditor', 'admin');
     onlyParams(ctx, ['account_id', 'after_seq', 'cursor', 'limit']);
-    const accountId = validateAccountId(ctx.query.account_id);
+    const accountId = requiredAccountIdParam(ctx);
     const afterSeq = positionParam(ctx, 'after_seq');
     const limit = integerParam(ctx, 'limit', { fallback: 100, min: 1, max: MAX_PAGE });
     ctx.body = await eventsPage(deps.store.db, accountId, afterSeq, limit);
@@ -36,7 +36,7 @@ export function ledgerRoutes(deps: Pick<AppContext, 'store' | 'ledger' | 'clock'
   router.get('/v1/audit/checkpoints/latest', async (ctx) => {
     requireRole(principalOf(ctx), 'auditor', 'admin');
     onlyParams(ctx, ['account_id']);
-    const accountId = validateAccountId(ctx.query.account_id);
+    const accountId = requiredAccountIdParam(ctx);
     const checkpoint = await deps.ledger.latestCheckpoint(accountId);
     if (!checkpoint) throw new DomainError('not_found', `no checkpoint yet for account ${accountId}`);
     ctx.body = await withCosignaturesOne(deps.store.db, checkpoint);
@@ -52,7 +52,7 @@ export function ledgerRoutes(deps: Pick<AppContext, 'store' | 'ledger' | 'clock'
   router.get('/v1/audit/export', async (ctx) => {
     requireRole(principalOf(ctx), 'auditor', 'admin');
     onlyParams(ctx, ['account_id']);
-    const accountId = ctx.query.account_id === undefined ? null : validateAccountId(ctx.query.account_id);
+    const accountId = accountIdParam(ctx) ?? null;
     ctx.type = 'application/x-ndjson';
     ctx.body = Readable.from(exportLines(deps.store.db, {
       ledger_id: deps.ledgerId, account_id: accountId, exported_at: rfc3339(deps.clock.now()), keys: deps.publicKeys(),
