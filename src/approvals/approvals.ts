@@ -11,6 +11,7 @@ import type { WebhookTarget } from './webhook.js';
 import { WebhookOutbox } from './webhook-outbox.js';
 import type { WorkScope } from '../store/work-scope.js';
 import { UiSessions } from '../principals/sessions.js';
+import { paramError } from '../operations/query-params.js';
 
 export interface ApprovalsOptions {
   webhook: () => WebhookTarget | null;
@@ -100,5 +101,5 @@ function decodeCursor(cursor: string | undefined): { at: string; id: string } | 
   } catch {
     // fall through
   }
-  throw new DomainError('invalid_request', 'the member "cursor" is not a cursor this server gave out');
+  throw paramError('cursor', 'is not a cursor this server gave out');
 }

@@ -1,7 +1,7 @@
 import type { Db } from '../store/store.js';
 import { DomainError } from '../core/errors.js';
 import { hasRole, type Principal, type Role } from '../principals/roles.js';
-import { validateAccountId } from '../principals/accounts.js';
+import { ACCOUNT_ID_RULE, isAccountId } from '../principals/accounts.js';
 import { paramError } from './query-params.js';
 
 /**
@@ -20,7 +20,8 @@ export async function accountForOperation(db: Db, principal: Principal, id: stri
 /** `?account_id=` on lists: admins and auditors may name any account; anyone else only sees their own. */
 export function accountForList(principal: Principal, requested: unknown): string {
   if (requested === undefined) return principal.account_id;
-  const accountId = validateAccountId(requested);
+  if (!isAccountId(requested)) throw paramError('account_id', ACCOUNT_ID_RULE);
+  const accountId = requested;
   if (accountId !== principal.account_id && !hasRole(principal, 'admin', 'auditor')) {
     throw new DomainError('not_found', `no account ${accountId}`);
   }

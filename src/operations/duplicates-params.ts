@@ -2,7 +2,8 @@
  * The query of `GET /v1/review/duplicates` (docs/http-api.md), and its cursor, which carries the
  * account, the time window and window_seconds with the position, like the search cursor.
  */
-import { integerParam, onlyParams, paramError, singleParam, timeParam, type RawParams } from './query-params.js';
+import { accountIdParam, integerParam, onlyParams, paramError, singleParam, timeParam, type RawParams } from './query-params.js';
+import { isAccountId } from '../principals/accounts.js';
 
 export interface DuplicatesQuery {
   accountId: string | undefined;
@@ -24,7 +25,7 @@ const WINDOW = { fallback: DEFAULT_WINDOW_SECONDS, min: 1, max: MAX_WINDOW_SECON
 export function parseDuplicatesParams(raw: RawParams): DuplicatesQuery {
   onlyParams(raw, NAMES, 'this report');
   const given = {
-    accountId: singleParam(raw, 'account_id'),
+    accountId: accountIdParam(raw),
     since: timeParam(raw, 'since'),
     until: timeParam(raw, 'until'),
     windowSeconds: raw.window_seconds === undefined ? undefined : integerParam(raw, 'window_seconds', WINDOW),
@@ -64,7 +65,7 @@ function decodeDuplicatesCursor(text: string): DuplicatesCursor {
   const refuse = () => paramError('cursor', 'is not a cursor this server gave out');
   try {
     const v = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as Record<string, unknown>;
-    if (v.v !== 1 || typeof v.account_id !== 'string' || typeof v.at !== 'string' || typeof v.id !== 'string') throw refuse();
+    if (v.v !== 1 || !isAccountId(v.account_id) || typeof v.at !== 'string' || typeof v.id !== 'string') throw refuse();
     const params: RawParams = { window_seconds: String(v.window_seconds) };
     if (v.since !== null) params.since = v.since as string;
     if (v.until !== null) params.until = v.until as string;

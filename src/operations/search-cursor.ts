@@ -7,6 +7,7 @@
 import type { OperationState } from './states.js';
 import { OPERATION_STATES } from './states.js';
 import { paramError } from './query-params.js';
+import { isAccountId } from '../principals/accounts.js';
 
 export type SearchOrder = 'desc' | 'asc';
 
@@ -48,7 +49,7 @@ export function decodeSearchCursor(text: string): SearchCursor {
   }
   if (!isObject(value) || value.v !== 1 || !isObject(value.filters)) throw refuse();
   const { account, order, at, id } = value;
-  if ((account !== null && typeof account !== 'string') || (order !== 'asc' && order !== 'desc')) throw refuse();
+  if ((account !== null && !isAccountId(account)) || (order !== 'asc' && order !== 'desc')) throw refuse();
   if (typeof at !== 'string' || !CREATED_AT.test(at) || typeof id !== 'string' || !/^op_[A-Za-z0-9_-]{1,64}$/.test(id)) throw refuse();
   const filters: SearchFilters = {};
   for (const [name, raw] of Object.entries(value.filters)) {

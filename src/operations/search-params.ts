@@ -10,7 +10,7 @@ import { OPERATION_STATES, type OperationState } from './states.js';
 import { decodeSearchCursor, type SearchCursor, type SearchFilters, type SearchOrder } from './search-cursor.js';
 
 export type { SearchFilters, SearchOrder } from './search-cursor.js';
-import { integerParam, onlyParams, paramError, singleParam, timeParam, type RawParams } from './query-params.js';
+import { accountIdParam, integerParam, onlyParams, paramError, singleParam, timeParam, type RawParams } from './query-params.js';
 
 export interface SearchQuery {
   /** As asked for; the caller's right to read it is checked by the domain. Absent: the caller's own. */
@@ -35,7 +35,7 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7E]{1,255}$/;
 export function parseSearchParams(raw: RawParams): SearchQuery {
   onlyParams(raw, PARAM_NAMES, 'this list');
   const filters = parseFilters(raw);
-  const accountParam = singleParam(raw, 'account_id');
+  const accountParam = accountIdParam(raw);
   const orderParam = singleParam(raw, 'order');
   if (orderParam !== undefined && orderParam !== 'asc' && orderParam !== 'desc') throw paramError('order', 'must be asc or desc');
   const limit = integerParam(raw, 'limit', { fallback: DEFAULT_PAGE, min: 1, max: MAX_SEARCH_PAGE });

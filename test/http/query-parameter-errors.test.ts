@@ -5,8 +5,8 @@ import { storeKinds } from '../helpers/stores.js';
 /**
  * docs/http-api.md (Conventions): every refusal of a query parameter is `400 invalid_request`
  * naming it in the message ("the query parameter …") and in `error.parameter` — the missing
- * and malformed account ids of the audit and proof routes, and the proof routes' missing and
- * out-of-range numbers, included. A body member
+ * and malformed account ids of the audit and proof routes, the proof routes' missing and
+ * out-of-range numbers, and the cursors and account ids of the lists included. A body member
  * keeps being named as a member, with no `parameter`.
  */
 
@@ -45,6 +45,9 @@ const AUDITOR_CASES: Array<[string, string, RegExp]> = [
   [consistency(`account_id=${ACCOUNT}&to=3`), 'from', /^the query parameter "from" is required$/],
   [consistency(`account_id=${ACCOUNT}&from=1`), 'to', /^the query parameter "to" is required$/],
   [consistency('from=0&to=0'), 'account_id', /^the query parameter "account_id" is required$/],
+  ['/v1/operations', 'account_id', /^the query parameter "account_id" is required/],
+  ['/v1/operations?account_id=no%20such', 'account_id', /^the query parameter "account_id" must be 1-64 characters/],
+  ['/v1/review/duplicates?account_id=no%20such', 'account_id', /^the query parameter "account_id" must be 1-64 characters/],
 ];
 
 for (const kind of await storeKinds()) {
@@ -60,6 +63,8 @@ for (const kind of await storeKinds()) {
       t.regex(res.body.error.message, message, path);
     };
     for (const [path, parameter, message] of AUDITOR_CASES) await check(auditor, path, parameter, message);
+    await check(app.adminKey, '/v1/approvals?cursor=bm90IGEgY3Vyc29y', 'cursor', /^the query parameter "cursor" is not a cursor this server gave out$/);
+    await check(await app.keyFor(ACCOUNT, 'approver'), '/v1/approvals?cursor=W10', 'cursor', /^the query parameter "cursor"/);
     // Still answered when right.
     t.is((await app.request('GET', inclusion(`account_id=${ACCOUNT}&seq=5&tree_size=5`), { key: auditor })).status, 200);
     t.is((await app.request('GET', consistency(`account_id=${ACCOUNT}&from=0&to=5`), { key: auditor })).status, 200);
@@ -81,3 +86,19 @@ for (const kind of await storeKinds()) {
     }
   });
 }
+
+test('[sqlite] the review console\'s chain page as JSON names the query parameter too', async (t) => {
+  const app = await startTestApp(t, 'sqlite');
+  const auditor = await app.keyFor('audit', 'auditor');
+  const login = await fetch(`${app.url}/ui/login`, {
+    method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ key: auditor }),
+  });
+  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+  for (const [query, message] of [['', /^the query parameter "account_id" is required$/], ['account_id=no%20such&', /^the query parameter "account_id" must be 1-64 characters/]] as const) {
+    const res = await fetch(`${app.url}/ui/review/chain?${query}format=json`, { headers: { cookie } });
+    t.is(res.status, 400, query);
+    const body = await res.json() as { error: { code: string; message: string; parameter?: string } };
+    t.is(body.error.parameter, 'account_id', query);
+    t.regex(body.error.message, message, query);
+  }
+});

@@ -3,11 +3,10 @@ import type { Context } from 'koa';
 import type { AppContext } from '../../context.js';
 import { DomainError } from '../../core/errors.js';
 import { requireRole, type Principal } from '../../principals/roles.js';
-import { validateAccountId } from '../../principals/accounts.js';
 import type { UiSession } from '../../principals/sessions.js';
 import { parseSearchParams, type SearchQuery } from '../../operations/search-params.js';
 import { parseDuplicatesParams, DEFAULT_WINDOW_SECONDS, type DuplicatesQuery } from '../../operations/duplicates-params.js';
-import { integerParam, type RawParams } from '../../operations/query-params.js';
+import { accountIdParam, integerParam, paramError, type RawParams } from '../../operations/query-params.js';
 import { approvalsOfOperation } from '../../approvals/for-operation.js';
 import { chainPanel } from '../../ledger/chain-panel.js';
 import { sendHtml, viewingSession } from './session.js';
@@ -71,11 +70,11 @@ export function reviewPages(router: Router, deps: ReviewPageDeps): void {
     const session = await reviewSession(ctx, deps);
     if (!session) return;
     const raw = formParams(ctx);
-    const accountId = raw.account_id === undefined ? null : validateAccountId(raw.account_id);
+    const accountId = accountIdParam(raw) ?? null;
     const before = raw.before_seq === undefined ? null : integerParam(raw, 'before_seq', { fallback: 1, min: 1, max: Number.MAX_SAFE_INTEGER });
     const panel = accountId === null ? null : await chainPanel(deps.store.db, deps.ledger, deps.ledgerId, accountId, before, 50);
     if (asJson(ctx)) {
-      if (!panel) throw new DomainError('invalid_request', 'the query parameter "account_id" is required');
+      if (!panel) throw paramError('account_id', 'is required');
       return sendJson(ctx, panel);
     }
     sendHtml(ctx, 200, chainPage(session, accountId, panel));
