@@ -33,7 +33,11 @@ export async function decide(
       throw new DomainError('self_approval', 'the principal that made the claim cannot decide on it');
     }
     const now = deps.clock.now();
-    const expired = new DomainError('approval_expired', `approval ${row.id} expired at ${rfc3339(Number(row.expires_at))}; a retry of the claim requests a new one`);
+    // An approved one ran out with its grant; a pending one with its request.
+    const ranOut = row.grant_expires_at !== null
+      ? `was approved, and its grant expired at ${rfc3339(Number(row.grant_expires_at))}`
+      : `expired at ${rfc3339(Number(row.expires_at))}`;
+    const expired = new DomainError('approval_expired', `approval ${row.id} ${ranOut}; a retry of the claim requests a new one`);
     if (row.state === 'expired') throw expired;
     if (row.state === 'pending' && now >= Number(row.expires_at)) {
       // Commit the expiry event, then answer 409: throwing here would roll it back. The service

@@ -110,6 +110,11 @@ for (const kind of await storeKinds()) {
     const sent = await app.request('POST', `/v1/operations/${body.operation.id}/events`, { key: app.gateway, body: { type: 'sent', lease_token: leased.body.lease.token } });
     t.is(sent.status, 409, sent.text);
     t.is(sent.body.error.code, 'approval_expired');
+    // A decision on it now is refused as expired, saying when it ran out: its grant's end, not the request's.
+    const lateDecision = await app.decide(body.approval.id, 'approve', body.operation.fingerprint);
+    t.is(lateDecision.body.error.code, 'approval_expired');
+    const grantEnd = new Date(Date.parse(leased.body.grant.expires_at)).toISOString();
+    t.true(lateDecision.body.error.message.includes(`its grant expired at ${grantEnd}`), lateDecision.body.error.message);
     const retry = await app.claim(key, payment());
     t.is(retry.status, 202, retry.text);
     t.like(retry.body, { outcome: 'approval_required', execute: false, approval: { state: 'pending' } });
