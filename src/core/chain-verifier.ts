@@ -33,7 +33,7 @@
  * their sizes (checkpoint-roots.ts), which failure the verdict names (first-failure.ts) and the
  * account's data key (account-data-key.ts).
  */
-import { type MasterKey, type Opens, payloadOpener, unwrapAccountDataKey } from './account-data-key.js';
+import { type MasterKey, NO_DATA_KEY, type Opens, REFUSES_EVERY_PAYLOAD, payloadOpener, unwrapAccountDataKey } from './account-data-key.js';
 import { CheckpointRoots } from './checkpoint-roots.js';
 import { TsOrder, type TsRunSummary } from './ts-order.js';
 import { CheckpointTrust, type VerifierCheckpoint } from './checkpoint-trust.js';
@@ -55,7 +55,9 @@ export interface ChainVerifierOptions {
   masterKey?: MasterKey;
   /**
    * The account's wrapped data key; `null` means it was destroyed (the account is shredded:
-   * payloads are unreadable, which is not tampering); undefined means not known to the reader.
+   * payloads are unreadable, which is not tampering); undefined means the ledger holds none
+   * (no key row, no `data_keys` member): with the master key, an event that carries a payload
+   * is then tampering (account-data-key.ts NO_DATA_KEY), one without is not.
    */
   wrappedDataKey?: Uint8Array | null;
 }
@@ -73,7 +75,10 @@ export interface AccountVerdict {
 
 export class ChainVerifier {
   readonly accountId: string;
-  /** Null when payloads are not opened: no master key, no wrapped key, or it did not unwrap. */
+  /**
+   * Null when payloads are not opened: no master key, a shredded key, or it did not unwrap;
+   * REFUSES_EVERY_PAYLOAD when the account has no data key at all (NO_DATA_KEY).
+   */
   readonly #opens: Opens | null;
   readonly #shredded: boolean;
 
@@ -98,8 +103,9 @@ export class ChainVerifier {
     this.#shredded = options.wrappedDataKey === null;
     const key = unwrapAccountDataKey(options.masterKey, options.accountId, options.wrappedDataKey);
     this.#keyFailed = key === 'does_not_unwrap';
-    this.#opens = key === null || key === 'does_not_unwrap' ? null : payloadOpener(key, this.accountId);
-    this.#eventChecks = new EventChecks(this.accountId, this.#opens, this.#failures);
+    const noDataKey = key === NO_DATA_KEY;
+    this.#opens = key === null || key === 'does_not_unwrap' ? null : noDataKey ? REFUSES_EVERY_PAYLOAD : payloadOpener(key, this.accountId);
+    this.#eventChecks = new EventChecks(this.accountId, noDataKey ? null : this.#opens, this.#failures, noDataKey);
     this.#checkpointTrust = new CheckpointTrust(this.accountId, options.trustedKeys, options.ledgerId, this.#failures);
   }
 

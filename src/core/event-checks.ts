@@ -15,12 +15,18 @@ export class EventChecks {
   readonly #accountId: string;
   readonly #opens: Opens | null;
   readonly #failures: FirstFailure;
+  readonly #noDataKey: boolean;
 
-  /** `opens`: null when payloads cannot be opened (no master key, shredded, or the key failed). */
-  constructor(accountId: string, opens: Opens | null, failures: FirstFailure) {
+  /**
+   * `opens`: null when payloads cannot be opened (no master key, shredded, no data key, or the
+   * key failed). `noDataKey`: payloads must open but the account has no data key at all
+   * (account-data-key.ts NO_DATA_KEY): every event that carries one is a failure.
+   */
+  constructor(accountId: string, opens: Opens | null, failures: FirstFailure, noDataKey = false) {
     this.#accountId = accountId;
     this.#opens = opens;
     this.#failures = failures;
+    this.#noDataKey = noDataKey;
   }
 
   /**
@@ -57,6 +63,9 @@ export class EventChecks {
     // 5. payload hash
     if (payload === null || payload === undefined) {
       if (header.payload_hash !== null) failures.report(seq, `event ${seq}: payload is missing but the header has a payload_hash`);
+    } else if (this.#noDataKey) {
+      // 6. without a key no payload can open: reported first, whatever its hash says
+      failures.report(seq, `event ${seq}: the account has sealed payloads but no data key (its key row or data_keys entry was removed)`);
     } else if (header.payload_hash === null) {
       failures.report(seq, `event ${seq}: a payload is stored but the header has no payload_hash`);
     } else if (sha256Digest('sha256', payload, 'hex') !== header.payload_hash) {

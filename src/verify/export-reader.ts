@@ -82,6 +82,7 @@ export class ExportLedgerReader {
     return reader;
   }
 
+  /** An account without a data_keys member (or a header without data_keys) has no data key: see AccountStart. */
   #start(run: VerificationRun, accountId: string): void {
     const keys = this.header.data_keys;
     const wrapped = keys === undefined || !(accountId in keys) ? undefined : keys[accountId];

@@ -15,7 +15,11 @@ import { type WitnessPolicy, witnessShortfall } from './witness-policy.js';
 
 export interface AccountStart {
   accountId: string;
-  /** The wrapped data key; null when shredded; undefined when the reader does not know it. */
+  /**
+   * The wrapped data key; null when shredded; undefined when the ledger holds none for the
+   * account (no key row, no data_keys member): with --master-key its payloads are then
+   * tampering (ChainVerifierOptions.wrappedDataKey).
+   */
   wrappedDataKey?: Uint8Array | null;
   /** Checkpoints stored with the log; they must reach the verifier before the events. */
   checkpoints: VerifierCheckpoint[];

@@ -9,7 +9,7 @@
  * any error): it never decides what is wrong, the reference path re-reads from there.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import type { Opens } from '../core/account-data-key.js';
+import type { NO_DATA_KEY, Opens } from '../core/account-data-key.js';
 import { checkEventRowOfAccountHexPayload } from '../core/event-hash.js';
 import { HEX64 } from '../core/event-shape.js';
 import { EVENT_COLUMNS_OF_ACCOUNT, SLICE_ACCOUNT, SLICE_ROW } from './columns.js';
@@ -24,7 +24,8 @@ export interface SliceTask {
   after: number | null;
   /** Rows with seq <= upTo; null: to the end. */
   upTo: number | null;
-  dataKey: Uint8Array | null;
+  /** The data key's bytes; NO_DATA_KEY: payloads must open and there is no key (every one is refused); null: none opened. */
+  dataKey: Uint8Array | typeof NO_DATA_KEY | null;
   /** Sizes in (after, upTo] where a checkpoint waits for the root, ascending: every one ends a subtree. */
   cuts: number[];
   /** Rows per query (sliceRows). */

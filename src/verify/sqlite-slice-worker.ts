@@ -7,7 +7,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
-import { type Opens, payloadOpener, withSodium } from '../core/account-data-key.js';
+import { NO_DATA_KEY, type Opens, REFUSES_EVERY_PAYLOAD, payloadOpener, withSodium } from '../core/account-data-key.js';
 import { type SliceAssignment, type SliceEnd, type SliceTask, checkSlice, sliceTaker } from './slice-check.js';
 
 const port = parentPort!;
@@ -15,9 +15,10 @@ const db = new BetterSqlite3((workerData as { file: string }).file, { readonly: 
 // One pass in seq order reuses no page: a small cache (better-sqlite3's default is 16 MB per connection).
 db.pragma('cache_size = -2048');
 
-/** libsodium is loaded only when payloads must be opened (--master-key). */
-async function opener(accountId: string, dataKey: Uint8Array | null): Promise<Opens | null> {
-  return dataKey === null ? null : payloadOpener(await withSodium(dataKey), accountId);
+/** libsodium is loaded only when payloads must be opened (--master-key) with a key. */
+async function opener(accountId: string, dataKey: SliceTask['dataKey']): Promise<Opens | null> {
+  if (dataKey === null) return null;
+  return dataKey === NO_DATA_KEY ? REFUSES_EVERY_PAYLOAD : payloadOpener(await withSodium(dataKey), accountId);
 }
 function runSlice(task: SliceTask, opens: Opens | null): void {
   const stopped = checkSlice(db, task, opens, (batch) => port.postMessage(batch, [batch.levels, batch.hashes]));

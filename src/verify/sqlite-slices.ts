@@ -37,7 +37,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { AccountStart, VerificationRun } from './run.js';
-import { type DataKey, type Opens, payloadOpener } from '../core/account-data-key.js';
+import { type DataKey, NO_DATA_KEY, type Opens, payloadCheck } from '../core/account-data-key.js';
 import { type SliceAssignment, type SliceBatch, type SliceEnd, type SliceTask, STOPPED, checkSlice, sliceTaker } from './slice-check.js';
 import type { ParallelSettings } from '../config/verify-tuning.js';
 
@@ -191,8 +191,12 @@ export async function verifySlices(options: {
   start: AccountStart;
   /** MAX(seq) of the account. */
   maxSeq: number;
-  /** The account's data key when payloads are opened (--master-key). */
-  dataKey: DataKey | null;
+  /**
+   * The account's data key when payloads are opened (--master-key); NO_DATA_KEY when they must
+   * be but the account has none: the slices refuse every payload, so the reference path takes
+   * over at the first event that carries one and names it.
+   */
+  dataKey: DataKey | typeof NO_DATA_KEY | null;
   settings: ParallelSettings;
 }): Promise<Outcome> {
   const { db, run, start, maxSeq, dataKey, settings } = options;
@@ -210,7 +214,7 @@ export async function verifySlices(options: {
   // Shrinking slices when any thread may take any slice; this thread's smaller when it has its own.
   const bounds = settings.schedule === 'shared' ? guidedSliceBounds(maxSeq, threads, settings.sliceEvents) : sliceBounds(maxSeq, threads, settings);
   const slices: SliceTask[] = bounds.map(({ after, upTo }, id) => ({
-    id, accountId, after, upTo, dataKey: dataKey?.bytes ?? null, pageRows: settings.pageRows, cuts: claimed.filter((s) => (after === null || s > after) && (upTo === null || s <= upTo)),
+    id, accountId, after, upTo, dataKey: dataKey === null || dataKey === NO_DATA_KEY ? dataKey : dataKey.bytes, pageRows: settings.pageRows, cuts: claimed.filter((s) => (after === null || s > after) && (upTo === null || s <= upTo)),
   }));
   const taken = new SharedArrayBuffer(4);
   const counter = new Int32Array(taken);
@@ -260,7 +264,7 @@ export async function verifySlices(options: {
   let after: number | null = null;
   /** The first slice whose batches are not all taken. */
   let turn = 0;
-  const opens: Opens | null = dataKey === null ? null : payloadOpener(dataKey, accountId);
+  const opens: Opens | null = payloadCheck(dataKey, accountId);
   const takeBatch = (b: SliceBatch): boolean => {
     if (!run.addCheckedSubtrees(b.firstSeq, b.firstPrev, b.lastHash, b.count, new Uint8Array(b.levels), Buffer.from(b.hashes), b.subtrees, b.ts)) return false;
     after = b.firstSeq + b.count - 1;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import test from 'ava';
 import { EVENT_ROW_COLUMNS } from '../../src/core/event-shape.js';
 import BetterSqlite3 from 'better-sqlite3';
-import { type DataKey, payloadOpener, unwrapForFastPath, withSodium } from '../../src/core/account-data-key.js';
+import { type DataKey, NO_DATA_KEY, payloadOpener, unwrapForFastPath, withSodium } from '../../src/core/account-data-key.js';
 import { checkEventRow, checkEventRowHexPayload, checkEventRowOfAccountHexPayload } from '../../src/core/event-hash.js';
 import { sha256Hex } from '../../src/core/hash.js';
 import type { VerifierCheckpoint } from '../../src/core/checkpoint-trust.js';
@@ -128,7 +128,7 @@ test('the slices run on worker threads under ava: an intact ledger is taken whol
   const source = new BetterSqlite3(db, { readonly: true });
   const wrapped = source.prepare('SELECT wrapped_data_key FROM accounts WHERE id = ?').pluck().get(ACCOUNT) as Uint8Array;
   source.close();
-  const dataKey = unwrapForFastPath(await withSodium(readKeyFile(path.join(dataDir, 'master.key'), 'master key')), ACCOUNT, wrapped);
+  const dataKey = unwrapForFastPath(await withSodium(readKeyFile(path.join(dataDir, 'master.key'), 'master key')), ACCOUNT, wrapped) as DataKey | null; // a key row: never NO_DATA_KEY
   t.truthy(dataKey);
   t.deepEqual(await slices(dataKey), { done: true });
   t.deepEqual(await slices({ ...dataKey!, bytes: new Uint8Array(32).fill(1) }), { done: false, after: null }, 'a wrong data key: this thread refuses its first row');
@@ -344,6 +344,51 @@ test('a cut-off tail caught by a saved checkpoint, a seq that is not a number, a
   t.is((await both(t, ['--db', key.db, '--data-dir', key.dataDir, '--master-key', key.masterKey])).code, 1);
 });
 
+test('an account with no key row under --master-key: TAMPERED at its first payload, inside a worker\'s slice, as single-thread; with no payload at all, taken whole and intact', async (t) => {
+  /** Events 1..upTo lose their payload (and checkpoints, which that re-chaining breaks); then the key row goes. */
+  const withoutPayloads = async (upTo: number) => {
+    const c = await copyOf(t);
+    tamperSqlite(c.db, (d) => {
+      d.prepare('DELETE FROM checkpoints').run();
+      d.prepare('UPDATE events SET payload = NULL, payload_hash = NULL WHERE account_id = ? AND seq <= ?').run(ACCOUNT, upTo);
+      rechain(d, 1);
+      d.prepare('DELETE FROM accounts WHERE id = ?').run(ACCOUNT);
+    });
+    return c;
+  };
+  // The first payload at 10: the middle of the worker's slice 7..12.
+  const some = await withoutPayloads(9);
+  const tampered = await both(t, ['--db', some.db, '--data-dir', some.dataDir, '--master-key', some.masterKey]);
+  t.is(tampered.code, 1);
+  t.is(tampered.report.accounts[0].first_bad_seq, 10);
+  t.regex(tampered.report.accounts[0].reason, /^event 10: the account has sealed payloads but no data key/);
+  t.is((await both(t, ['--db', some.db, '--data-dir', some.dataDir])).code, 0, 'without --master-key no payload is opened');
+
+  const none = await withoutPayloads(EVENTS);
+  const intact = await both(t, ['--db', none.db, '--data-dir', none.dataDir, '--master-key', none.masterKey]);
+  t.is(intact.code, 0, intact.stderr);
+
+  // The slices themselves: they refuse the first payload (the worker hands over after 9), and
+  // take a log without one whole, on the fast path.
+  const settings = { threads: 2, minEvents: 2, sliceEvents: 6, mainShare: 1, pageRows: 4, schedule: 'alternate' as const };
+  const dataKey = unwrapForFastPath(await withSodium(readKeyFile(some.masterKey, 'master key')), ACCOUNT, undefined);
+  t.is(dataKey, NO_DATA_KEY);
+  for (const [db, expected] of [[some.db, { done: false, after: 9 }], [none.db, { done: true }]] as const) {
+    const reader = SqliteLedgerReader.open(db, settings);
+    const run = new VerificationRun({ trustedKeys: keysFromDataDir(some.dataDir, reader.ledgerId), ledgerId: reader.ledgerId, given: [] });
+    const own = new BetterSqlite3(db, { readonly: true });
+    const workers = SliceWorkers.start(db, settings.threads - 1)!;
+    try {
+      t.deepEqual(await verifySlices({ workers, db: own, run, start: { accountId: ACCOUNT, checkpoints: [] }, maxSeq: EVENTS, dataKey, settings }), expected);
+    } finally {
+      await workers.terminate();
+      run.finish();
+      own.close();
+      await reader.close();
+    }
+  }
+});
+
 test('workers hash the Merkle subtrees of their slices: checkpoints inside worker slices, 37 events, same reports', async (t) => {
   // Its own ledger: 37 events (no power of two), checkpoints stored and saved at 9 and 21 (the
   // middle of the worker's slices 7..12 and 19..24 with slices of 6) and at 37 (the last event
@@ -485,7 +530,7 @@ test('payloads read as hex text (the slices\' fast path) are accepted exactly wh
   const source = new BetterSqlite3(db, { readonly: true });
   t.teardown(() => source.close());
   const wrapped = source.prepare('SELECT wrapped_data_key FROM accounts WHERE id = ?').pluck().get(ACCOUNT) as Uint8Array;
-  const dataKey = unwrapForFastPath(await withSodium(masterKey), ACCOUNT, wrapped)!;
+  const dataKey = unwrapForFastPath(await withSodium(masterKey), ACCOUNT, wrapped) as DataKey;
   const asBlob = source.prepare(`SELECT ${EVENT_ROW_COLUMNS.join(', ')} FROM events WHERE account_id = ? ORDER BY seq`).raw(true).all(ACCOUNT) as unknown[][];
   const asHex = source.prepare(`SELECT ${EVENT_COLUMNS_HEX_PAYLOAD} FROM events WHERE account_id = ? ORDER BY seq`).raw(true).all(ACCOUNT) as unknown[][];
   t.is(asHex.length, EVENTS);
