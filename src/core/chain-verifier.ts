@@ -69,7 +69,10 @@ export interface AccountVerdict {
   first_bad_seq: number | null;
   reason: string | null;
   shredded: boolean;
-  /** Findings that are not tampering (event times going backwards); empty when there are none. */
+  /**
+   * Findings that are not tampering (event times going backwards); empty when there are none.
+   * VerificationRun (src/verify/run.ts) keeps them only for a verdict that is otherwise intact.
+   */
   warnings: string[];
 }
 

@@ -181,6 +181,10 @@ export class VerificationRun {
     if (verdict.reason === null) {
       const tail = unsignedTailWarning(verdict.events, open.signedSize);
       if (tail !== null) verdict.warnings.push(tail);
+    } else {
+      // Warnings are only for an account that is otherwise intact (docs/cli.md#gatehouse-verify):
+      // a tampered one gets its verdict alone. Two events swapped also send time backwards.
+      verdict.warnings = [];
     }
     this.#verdicts.set(verdict.account_id, verdict);
   }
