@@ -69,49 +69,73 @@ export class Upstream {
   /** Resolves once a connection to the upstream is open (a kept-alive one or a new one); nothing is written yet. */
   open(method: string, pathAndQuery: string, headers: OutgoingHttpHeaders, bodyLength: number): Promise<OpenCall> {
     const req = this.#request(this.#requestOptions(method, pathAndQuery, { ...headers, 'content-length': String(bodyLength) }));
-    let phase: 'connecting' | 'sending' | 'done' = 'connecting';
-    let onError: (error: Error) => void = () => {};
-    req.on('error', (error) => onError(error));
-    const timer = setTimeout(() => req.destroy(new TimeoutError()), this.#opts.timeoutMs);
+    const timeoutMs = this.#opts.timeoutMs;
+    let phase: 'connecting' | 'open' | 'sending' | 'done' = 'connecting';
+    // What a failure means depends on the phase it ends: set by each phase, run at most once.
+    let onFailure: (error: Error) => void = () => {};
+    // A failure after the connection opened but before `send` (while `sent` was being reported).
+    let failedWhileOpen: Error | undefined;
+    const finish = () => {
+      phase = 'done';
+      clearTimeout(timer);
+      onFailure = () => {};
+    };
+    // Every way the call can fail ends here, whoever notices first: an error on the request, the
+    // answer's body breaking off or growing too large (node reports those on the response: once the
+    // answer has started, a closed connection raises nothing on the request, and `req.destroy(err)`
+    // on an already closed one raises nothing at all), or the timer. Only the first counts; the
+    // connection is dropped so nothing half-read goes back to the pool.
+    const fail = (error: Error) => {
+      if (phase === 'done') return;
+      const handler = onFailure;
+      finish();
+      handler(error);
+      req.destroy();
+    };
+    // Stays for the request's life: a late socket error after the call ended is swallowed, not thrown.
+    req.on('error', fail);
+    // The one timer covers connection and the whole answer (headers and body) together, as --timeout says.
+    const timer = setTimeout(() => fail(new TimeoutError()), timeoutMs);
     const connected = new Promise<void>((resolve, reject) => {
-      onError = (error) => {
-        clearTimeout(timer);
-        reject(new UpstreamUnavailable(error instanceof TimeoutError ? `no connection to the upstream within ${this.#opts.timeoutMs} ms` : `the upstream connection could not be opened: ${error.message}`));
+      onFailure = (error) => {
+        reject(new UpstreamUnavailable(error instanceof TimeoutError ? `no connection to the upstream within ${timeoutMs} ms` : `the upstream connection could not be opened: ${error.message}`));
       };
       req.once('socket', (socket: Socket) => {
         const secure = this.#base.protocol === 'https:';
-        if (!socket.connecting && (!secure || (socket as { encrypted?: boolean }).encrypted)) return resolve();
-        socket.once(secure ? 'secureConnect' : 'connect', () => resolve());
+        const opened = () => {
+          if (phase !== 'connecting') return;
+          phase = 'open';
+          onFailure = (error) => {
+            failedWhileOpen = error;
+          };
+          resolve();
+        };
+        if (!socket.connecting && (!secure || (socket as { encrypted?: boolean }).encrypted)) return opened();
+        socket.once(secure ? 'secureConnect' : 'connect', opened);
       });
     });
+    const unknown = (error: Error) => error instanceof TimeoutError
+      ? new UpstreamUnknown(`the upstream did not answer within ${timeoutMs} ms`, 'timeout')
+      : error instanceof UpstreamUnknown ? error : new UpstreamUnknown(`the upstream connection failed after the request left: ${error.message}`, 'reset');
     const send = (body: Buffer) => new Promise<UpstreamResponse>((resolve, reject) => {
-      // The time ran out while `sent` was being reported: nothing left, but `sent` is on record.
-      if (req.destroyed) return reject(new UpstreamUnknown(`the upstream did not answer within ${this.#opts.timeoutMs} ms`, 'timeout'));
+      // The call ended while `sent` was being reported: nothing left, but `sent` is on record.
+      if (phase !== 'open') return reject(unknown(failedWhileOpen ?? new TimeoutError()));
       phase = 'sending';
-      onError = (error) => {
-        clearTimeout(timer);
-        phase = 'done';
-        reject(error instanceof TimeoutError
-          ? new UpstreamUnknown(`the upstream did not answer within ${this.#opts.timeoutMs} ms`, 'timeout')
-          : error instanceof UpstreamUnknown ? error : new UpstreamUnknown(`the upstream connection failed after the request left: ${error.message}`, 'reset'));
-      };
+      onFailure = (error) => reject(unknown(error));
       req.once('response', (res) => {
         readAll(res, this.#opts.maxResponseBytes).then((bodyBytes) => {
-          clearTimeout(timer);
-          phase = 'done';
+          if (phase !== 'sending') return; // the timer or a reset came first and answered already
+          finish();
           resolve({ status: res.statusCode ?? 502, headers: res.headers, body: bodyBytes });
-        }, (error: Error) => req.destroy(error));
+        }, (error: Error) => fail(error));
       });
       req.end(body);
     });
-    // The one timer covers connection and answer together, as --timeout says.
     return connected.then(() => ({
       send,
       abandon: () => {
-        if (phase === 'connecting') {
-          clearTimeout(timer);
-          phase = 'done';
-          onError = () => {};
+        if (phase === 'open' || phase === 'connecting') {
+          finish();
           req.destroy();
         }
       },

@@ -5,7 +5,10 @@
 //
 // Behaviour by the first path segment: /hang never answers, /reset drops the connection after
 // reading the request, /error answers 500, /refuse answers 422, /redirect answers 303, /big
-// answers `x-size` bytes; any other write answers 201 with a new item. `x-delay-ms` delays the
+// answers `x-size` bytes; /cut sends `200`, `Content-Length: 100` and 11 bytes, then drops the
+// connection; /cut-chunked the same with a chunked answer; /stall sends those 11 bytes and then
+// nothing more; /huge answers a chunked JSON body of `x-size` bytes (no Content-Length, written in
+// pieces); any other write answers 201 with a new item. `x-delay-ms` delays the
 // answer. GET /_requests lists what arrived (not recorded itself); other GETs echo the request.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { parseArgs } from 'node:util';
@@ -58,6 +61,23 @@ const server = createServer(async (req, res) => {
       const size = Number(req.headers['x-size'] ?? 0);
       res.writeHead(201, { 'content-type': 'text/plain', 'content-length': String(size) });
       return res.end(Buffer.alloc(size, 'a'));
+    case 'cut':
+    case 'cut-chunked':
+    case 'stall': {
+      res.writeHead(200, { 'content-type': 'application/json', ...(first === 'cut-chunked' ? {} : { 'content-length': '100' }) });
+      res.write('{"id": "it');
+      if (first === 'stall') return; // the test kills someone
+      // Let the headers and the first bytes reach the proxy before the connection goes.
+      return void setTimeout(() => req.socket.destroy(), 100);
+    }
+    case 'huge': {
+      const size = Number(req.headers['x-size'] ?? 0);
+      res.writeHead(201, { 'content-type': 'application/json' });
+      const piece = 64 * 1024;
+      res.write('{"pad": "');
+      for (let written = 11; written < size; written += piece) res.write('a'.repeat(Math.min(piece, size - written)));
+      return void res.end('"}');
+    }
     default: {
       const id = `item_${next++}`;
       return send(res, 201, { id, path: url.pathname, query: url.search, received: body ? JSON.parse(body) : null }, {
