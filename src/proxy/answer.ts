@@ -67,7 +67,11 @@ export function mapResult(client: GatehouseClient, res: ServerResponse, result: 
       const extra = result.code === 'fingerprint_mismatch'
         ? { operation_id: result.operationId ?? null, state: result.state ?? null }
         : { operation_id: result.operationId ?? null };
-      return sendError(res, ProxyError.passedOn(result.code, result.message, status, extra), { 'gatehouse-outcome': result.code });
+      // On fingerprint_mismatch the operation is the one this key names; on scope_busy it is another
+      // key's (the scope's holder), named in the body only, so a caller never takes it for its own.
+      const headers: Record<string, string> = { 'gatehouse-outcome': result.code };
+      if (result.code === 'fingerprint_mismatch' && result.operationId !== undefined) headers['gatehouse-operation'] = result.operationId;
+      return sendError(res, ProxyError.passedOn(result.code, result.message, status, extra), headers);
     }
     default: {
       const never: never = result;

@@ -76,6 +76,25 @@ test.serial('a changed body with the same key answers 422 fingerprint_mismatch a
   t.is((await env.writes('/tickets')).filter((w) => w.headers['idempotency-key'] === key).length, 1);
 });
 
+test.serial('422 fingerprint_mismatch names the operation in Gatehouse-Operation, while the first write runs and after it', async (t) => {
+  const key = unique('mismatch-header');
+  const first = call(env.proxy.url, 'POST', '/tickets', { key, body: { title: 'one' }, headers: { 'x-delay-ms': '1500' } });
+  await eventually(async () => ((await env.writes('/tickets')).some((w) => w.headers['idempotency-key'] === key) ? true : undefined), 'the write reached the upstream');
+  const op = (await gateway.findByKey(key))!;
+  const during = await call(env.proxy.url, 'POST', '/tickets', { key, body: { title: 'two' } });
+  t.is(during.status, 422, during.text);
+  t.is(during.body.error.operation_id, op.id);
+  t.is(during.headers.get('gatehouse-outcome'), 'fingerprint_mismatch');
+  t.is(during.headers.get('gatehouse-operation'), op.id);
+  t.is((await first).status, 201);
+  const after = await call(env.proxy.url, 'POST', '/tickets', { key, body: { title: 'two' } });
+  t.is(after.status, 422, after.text);
+  t.is(after.body.error.operation_id, op.id);
+  t.is(after.headers.get('gatehouse-outcome'), 'fingerprint_mismatch');
+  t.is(after.headers.get('gatehouse-operation'), op.id);
+  t.is((await env.writes('/tickets')).filter((w) => w.headers['idempotency-key'] === key).length, 1);
+});
+
 test.serial('an upstream 4xx is completed as failed, stored and replayed, never re-sent', async (t) => {
   const key = unique('refused');
   const first = await call(env.proxy.url, 'POST', '/refuse', { key, body: { title: '' } });
