@@ -1,3 +1,4 @@
+import { constants as osConstants } from 'node:os';
 import type { CommandModule } from 'yargs';
 import { readConfig } from '../../src/config/config.js';
 import { createFirstAdmin, createKeys, needsInitialisation } from '../../src/bootstrap.js';
@@ -97,8 +98,21 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       await context.ledger.checkpointGrownChains().catch((err) => context.logger.error({ err }, 'final checkpoint failed'));
       await context.close();
     };
-    process.once('SIGINT', () => void stop());
-    process.once('SIGTERM', () => void stop());
+    // The first signal stops gracefully: requests received are answered first (server.close()),
+    // which takes up to the request deadline. A second one does not wait: it exits at once,
+    // 128 + the signal's number, as the signal's default action would have.
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        context.logger.warn({ signal }, 'second signal: exiting without waiting for the requests in flight');
+        process.exit(128 + osConstants.signals[signal]);
+      }
+      stopping = true;
+      context.logger.info({ signal }, 'stopping: answering the requests in flight first (signal again to exit at once)');
+      void stop();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
   }),
 };
 
