@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import type { AppContext } from '../context.js';
 import { createApp, type HttpOptions } from './app.js';
 import { DEFAULT_LIMITS } from './limits.js';
@@ -41,14 +41,30 @@ export function routeModules(context: AppContext): RouteModule[] {
 }
 
 const CHECKPOINT_INTERVAL_MS = 10_000;
+/** During a stop, time beyond the deadline for the last answers to be written. */
+const DRAIN_GRACE_MS = 1_000;
+/** During a stop, how long an idle keep-alive connection is still read, for a request already sent on it. */
+const IDLE_GRACE_MS = 100;
 
 /** Serves HTTP and runs the background work: checkpoints at least every 10 s while events arrive. */
 export async function startServer(context: AppContext, options: ServeOptions): Promise<RunningServer> {
   const app = createApp(context, routeModules(context), options);
   const handle = app.callback();
   let connections: ReturnType<typeof limitConnections> | undefined;
+  // Answers not yet finished, so a stop can close their connections after them (see close()).
+  const answering = new Set<http.ServerResponse>();
+  let stopping = false;
+  let closingIdle = false;
   const server = http.createServer((req, res) => {
     if (connections?.overBound()) return refuseOverConnectionBound(res);
+    if (stopping) res.shouldKeepAlive = false;
+    answering.add(res);
+    res.once('close', () => {
+      answering.delete(res);
+      // An answer begun before the stop may have kept its connection alive: it is idle from the
+      // next turn on, and closed then.
+      if (closingIdle) setImmediate(() => server.closeIdleConnections());
+    });
     void handle(req, res);
   });
   connections = limitConnections(server, options.maxConnections ?? DEFAULT_LIMITS.maxConnections);
@@ -56,9 +72,10 @@ export async function startServer(context: AppContext, options: ServeOptions): P
   const arrivals = connectionArrivals(server);
   context.store.arrivals = arrivals;
   server.keepAliveTimeout = 65_000;
+  const deadlineMs = options.requestDeadlineMs ?? DEFAULT_LIMITS.requestDeadlineMs;
   // A client that trickles its headers or body holds a connection: the whole request must have
   // arrived well within twice the deadline (the deadline itself also covers reading the body).
-  server.requestTimeout = Math.max(15_000, 2 * (options.requestDeadlineMs ?? DEFAULT_LIMITS.requestDeadlineMs));
+  server.requestTimeout = Math.max(15_000, 2 * deadlineMs);
   server.headersTimeout = Math.min(10_000, server.requestTimeout);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -82,8 +99,34 @@ export async function startServer(context: AppContext, options: ServeOptions): P
   return {
     url: `http://${host}:${address.port}`,
     metricsUrl: metricsListener?.url ?? null,
+    /**
+     * A graceful stop. The listener closes at once (no new connection). Every request already
+     * received — worked on, or its body still arriving — is worked to its end and answered with
+     * `Connection: close`, and its connection closed after the answer. Idle keep-alive connections
+     * are closed after IDLE_GRACE_MS: a request a client had already sent on one (a batch of answers
+     * went out, the next requests are in the socket buffers) is read and answered, not reset.
+     *
+     * The listener is closed with net.Server's close, not http.Server's: that one also closes the
+     * idle connections at once and stops Node's headersTimeout/requestTimeout checks, which bound
+     * the requests still arriving. Once a request is in, the deadline bounds its work, so the drain
+     * is bounded; past that bound the connections still open are closed (their requests abandoned).
+     */
     close: async () => {
-      await metricsListener?.close();
+      stopping = true;
+      const drained = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
+      for (const res of answering) {
+        if (!res.headersSent) res.shouldKeepAlive = false;
+      }
+      const idle = setTimeout(() => {
+        closingIdle = true;
+        server.closeIdleConnections();
+      }, IDLE_GRACE_MS);
+      const force = setTimeout(() => server.closeAllConnections(), server.headersTimeout + deadlineMs + DRAIN_GRACE_MS);
+      await Promise.all([drained, metricsListener?.close()]);
+      clearTimeout(idle);
+      clearTimeout(force);
+      // Nothing is open any more: http.Server's close now only ends Node's timeout checks.
+      server.close();
       clearInterval(timer);
       background.flush();
       // A tick already running must finish before the caller closes the store under it.
@@ -91,8 +134,6 @@ export async function startServer(context: AppContext, options: ServeOptions): P
       await sweeper.stop();
       await context.approvals.webhook.stop();
       if (context.store.arrivals === arrivals) context.store.arrivals = null;
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }
