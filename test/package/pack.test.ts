@@ -1,10 +1,11 @@
 // The package as a user gets it: `npm pack`, the tarball installed into a fresh plain-JavaScript
 // project, and from there, with no TypeScript loader anywhere, `gatehouse/client` imported and
 // used against a running server, its types resolved by tsc, and the installed bin's --help,
-// init, principals add, serve and verify run on a data dir.
+// init, principals add, serve and verify run on a data dir; and inside the installed package,
+// where there is nothing to build from, `npm start` and `npm run build` leave its dist/ whole.
 import test from 'ava';
-import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { assertBuilt } from '../helpers/built.js';
@@ -98,16 +99,44 @@ const wrong: number = result.kind;
 export { kind, wrong };
 `;
 
-test('the packed package installs into a plain JavaScript project: client, types and CLI work from dist/', async (t) => {
-  t.timeout(600_000); // npm pack + npm install of every dependency on a loaded machine
-  assertBuilt(); // npm test builds first; the pack below takes dist/ as it is
-  const { dir, cleanup } = tempDir('gatehouse-pack-');
-  t.teardown(cleanup);
+interface Installed {
+  dir: string;
+  /** The files `npm pack` put in the tarball. */
+  shipped: string[];
+  /** The fresh project the tarball was installed into. */
+  app: string;
+}
 
-  // --ignore-scripts: `prepare` would rebuild dist/ under the test files running beside this one.
-  const packed = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: ROOT, env: cleanEnv(), maxBuffer: 16 << 20 });
-  const [{ filename, files }] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
-  const shipped = files.map((f) => f.path);
+let installation: Promise<Installed> | undefined;
+const cleanups: Array<() => void> = [];
+test.after.always(() => cleanups.forEach((cleanup) => cleanup()));
+
+/** `npm pack`, and the tarball installed into a fresh project: once, for every test here. */
+function installed(): Promise<Installed> {
+  installation ??= (async () => {
+    assertBuilt(); // npm test builds first; the pack below takes dist/ as it is
+    const { dir, cleanup } = tempDir('gatehouse-pack-');
+    cleanups.push(cleanup);
+    // --ignore-scripts: `prepare` would rebuild dist/ under the test files running beside this one.
+    const packed = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: ROOT, env: cleanEnv(), maxBuffer: 16 << 20 });
+    const [{ filename, files }] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
+    const app = path.join(dir, 'app');
+    mkdirSync(app);
+    writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+    const prebuilds = await localPrebuilds(path.join(dir, 'prebuilds'));
+    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', path.join(dir, filename)], {
+      cwd: app,
+      env: cleanEnv(prebuilds ? { npm_config_better_sqlite3_local_prebuilds: prebuilds } : {}),
+      maxBuffer: 16 << 20,
+    });
+    return { dir, shipped: files.map((f) => f.path), app };
+  })();
+  return installation;
+}
+
+test.serial('the packed package installs into a plain JavaScript project: client, types and CLI work from dist/', async (t) => {
+  t.timeout(600_000); // npm pack + npm install of every dependency on a loaded machine
+  const { shipped, app } = await installed();
   t.true(shipped.includes('dist/src/client/index.js') && shipped.includes('dist/src/client/index.d.ts'), 'the client is shipped as JS with declarations');
   t.true(shipped.includes('dist/cli/main.js') && shipped.includes('dist/schema/openapi.json'));
   t.deepEqual(shipped.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')), [], 'no TypeScript sources are shipped');
@@ -116,17 +145,8 @@ test('the packed package installs into a plain JavaScript project: client, types
   t.true(linked.length > 0);
   t.deepEqual(linked.filter((doc) => !shipped.includes(doc)), [], 'every docs/ page the README links is shipped');
 
-  const app = path.join(dir, 'app');
-  mkdirSync(app);
-  writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  const prebuilds = await localPrebuilds(path.join(dir, 'prebuilds'));
-  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', path.join(dir, filename)], {
-    cwd: app,
-    env: cleanEnv(prebuilds ? { npm_config_better_sqlite3_local_prebuilds: prebuilds } : {}),
-    maxBuffer: 16 << 20,
-  });
-  const installed = JSON.parse(readFileSync(path.join(app, 'node_modules', 'gatehouse', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-  t.false('tsx' in installed.dependencies, 'tsx is a dev dependency only');
+  const manifest = JSON.parse(readFileSync(path.join(app, 'node_modules', 'gatehouse', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  t.false('tsx' in manifest.dependencies, 'tsx is a dev dependency only');
   t.false(existsSync(path.join(app, 'node_modules', 'tsx')), 'installing the package does not install tsx');
 
   // The installed bin (node_modules/.bin/gatehouse, run through its shebang).
@@ -176,4 +196,62 @@ test('the packed package installs into a plain JavaScript project: client, types
   await server.stop();
   const verified = await gatehouse(['verify', '--db', path.join(dataDir, 'gatehouse.db')]);
   t.regex(verified.stdout, /account acme: intact \(\d+ events/);
+});
+
+/** Every file under `dir`, relative to it, with its size: what a rebuild or a deletion would change. */
+function listing(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => {
+      const file = path.join(e.parentPath, e.name);
+      return `${path.relative(dir, file)} ${statSync(file).size}`;
+    })
+    .sort();
+}
+
+// Serial, after the test above: before the fix npm start deleted the dist/ that one runs.
+test.serial('in the installed package, npm start runs the shipped dist/ and npm run build refuses, dist/ left whole', async (t) => {
+  t.timeout(600_000);
+  const { dir, app } = await installed();
+  const pkg = path.join(app, 'node_modules', 'gatehouse');
+  const dist = listing(path.join(pkg, 'dist'));
+  t.true(dist.some((f) => f.startsWith('cli/main.js ')));
+
+
+  // `npm start` where there is nothing to build from: the service runs from the shipped build.
+  // Its own process group, so npm, its shell and the server all get the signal.
+  const start = spawn('npm', ['start', '--', '--host', '127.0.0.1', '--port', '0', '--data-dir', path.join(dir, 'start-data')], {
+    cwd: pkg, env: cleanEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const signalGroup = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-start.pid!, signal);
+    } catch {
+      // already gone
+    }
+  };
+  t.teardown(() => signalGroup('SIGKILL'));
+  let out = '';
+  start.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  start.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const ended = new Promise<number | null>((resolve) => start.on('close', (code) => resolve(code)));
+  const url = await Promise.race([
+    new Promise<string>((resolve) => start.stdout.on('data', () => {
+      const m = out.match(/gatehouse listening on (http:\/\/\S+)/);
+      if (m) resolve(m[1]!);
+    })),
+    ended.then(() => null),
+  ]);
+  t.truthy(url, `npm start did not start the service:\n${out}`);
+  if (url) t.is((await fetch(`${url}/v1/healthz`)).status, 200);
+  signalGroup('SIGTERM');
+  await ended;
+  t.deepEqual(listing(path.join(pkg, 'dist')), dist, 'npm start left dist/ as shipped');
+
+  // `npm run build` there refuses, saying why, and deletes nothing.
+  const build = await run('npm', ['run', 'build'], { cwd: pkg, env: cleanEnv() }).then(() => null, (e: { code: number; stderr: string }) => e);
+  t.truthy(build, 'npm run build fails where there are no sources');
+  t.regex(build?.stderr ?? '', /nothing to build here: no src\//);
+  t.deepEqual(listing(path.join(pkg, 'dist')), dist, 'npm run build left dist/ as shipped');
 });
