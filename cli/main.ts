@@ -12,6 +12,7 @@ import { witnessCommand } from './commands/witness.js';
 import { proveCommand } from './commands/prove.js';
 import { verifyEvidenceCommand } from './commands/verify-evidence.js';
 import { EXIT_USAGE, UsageError } from './output.js';
+import { ownVersion } from './version.js';
 
 await yargs(hideBin(process.argv))
   .scriptName('gatehouse')
@@ -35,6 +36,7 @@ await yargs(hideBin(process.argv))
     process.stderr.write(`gatehouse: ${message ?? error?.message}\nRun gatehouse --help for usage.\n`);
     process.exit(EXIT_USAGE);
   })
+  .version(ownVersion())
   .help()
   .parseAsync();
 

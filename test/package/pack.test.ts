@@ -2,7 +2,8 @@
 // project, and from there, with no TypeScript loader anywhere, `gatehouse/client` imported and
 // used against a running server, its types resolved by tsc, and the installed bin's --help,
 // init, principals add, serve and verify run on a data dir; and inside the installed package,
-// where there is nothing to build from, `npm start` and `npm run build` leave its dist/ whole.
+// where there is nothing to build from, `npm start` and `npm run build` leave its dist/ whole,
+// and `--version` is Gatehouse's own, not the host project's.
 import test from 'ava';
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -122,7 +123,8 @@ function installed(): Promise<Installed> {
     const [{ filename, files }] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
     const app = path.join(dir, 'app');
     mkdirSync(app);
-    writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+    // A version of its own: the installed CLI must not take it for Gatehouse's.
+    writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'consumer', version: '9.8.7', private: true, type: 'module' }));
     const prebuilds = await localPrebuilds(path.join(dir, 'prebuilds'));
     await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', path.join(dir, filename)], {
       cwd: app,
@@ -211,13 +213,17 @@ function listing(dir: string): string[] {
 }
 
 // Serial, after the test above: before the fix npm start deleted the dist/ that one runs.
-test.serial('in the installed package, npm start runs the shipped dist/ and npm run build refuses, dist/ left whole', async (t) => {
+test.serial('in the installed package, npm start runs the shipped dist/ and npm run build refuses, dist/ left whole; --version is Gatehouse\'s own', async (t) => {
   t.timeout(600_000);
   const { dir, app } = await installed();
   const pkg = path.join(app, 'node_modules', 'gatehouse');
   const dist = listing(path.join(pkg, 'dist'));
   t.true(dist.some((f) => f.startsWith('cli/main.js ')));
 
+  // From the host project's directory, whose package.json has a version of its own.
+  const { version } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  const shown = await run(path.join(app, 'node_modules', '.bin', 'gatehouse'), ['--version'], { cwd: app, env: cleanEnv() });
+  t.is(shown.stdout.trim(), version);
 
   // `npm start` where there is nothing to build from: the service runs from the shipped build.
   // Its own process group, so npm, its shell and the server all get the signal.
