@@ -2,7 +2,7 @@
 // process: the status and headers arrive, then the body breaks off, grows past --max-response or
 // stops coming. The write may have happened, so the caller gets a 502/504 at once (never a hang),
 // the proxy reports nothing more and stops heartbeating, the operation turns `unknown` when its
-// lease ends, and no retry sends the write again (contract §2 and §12, docs/proxy.md).
+// lease ends, and no retry sends the write again (docs/proxy.md, docs/retry-contract.md).
 import test, { type ExecutionContext } from 'ava';
 import { GatehouseClient } from '../../src/client/index.js';
 import { call, eventually, startProxyEnv, type ProxyAnswer, type ProxyEnv } from './env.js';
