@@ -43,6 +43,21 @@ for (const kind of kinds) {
     t.deepEqual(report.report!.accounts.map((a) => [a.events, a.first_bad_seq]), [[9, null]], 'every event intact; the damaged row is not an event');
   });
 
+  test(`[${kind}] the checkpoint an append signs (every 1000 events) is checked too: a damaged frontier fails that append, and signs nothing`, async (t) => {
+    const ledger = await openLedger(t, kind);
+    await ledger.append(5);
+    await ledger.context.ledger.checkpoint(ACCOUNT);
+    await ledger.close();
+    const restarted = await ledger.reopen();
+    t.teardown(() => restarted.close());
+    await damageFrontier(restarted);
+    const refused = await t.throwsAsync(() => restarted.append(1000));
+    t.regex(refused!.message, /not consistent with the checkpoint signed at size 5; not signing/);
+    t.deepEqual(await checkpointSizes(restarted), [5]);
+    const { size } = await restarted.context.store.db.selectFrom('chains').select('size').where('account_id', '=', ACCOUNT).executeTakeFirstOrThrow();
+    t.is(Number(size), 1004, 'the append that was due to sign was not written');
+  });
+
   test(`[${kind}] before any checkpoint, the first one is checked against the root of the stored events`, async (t) => {
     const ledger = await openLedger(t, kind);
     await ledger.append(3);
@@ -55,16 +70,16 @@ for (const kind of kinds) {
     t.deepEqual(await checkpointSizes(restarted), []);
   });
 
-  test(`[${kind}] an undamaged chain signs as before, across a restart, past a stored subtree (256 events)`, async (t) => {
+  test(`[${kind}] an undamaged chain signs as before, across a restart, past stored subtrees and an append that signs`, async (t) => {
     const ledger = await openLedger(t, kind);
     await ledger.append(3);
     await ledger.context.ledger.checkpoint(ACCOUNT);
     await ledger.close();
     const restarted = await ledger.reopen();
     t.teardown(() => restarted.close());
-    await restarted.append(300);
+    await restarted.append(1300); // the append of event 1003 signs (checked once), then 1300 more
     const checkpoint = await restarted.context.ledger.checkpoint(ACCOUNT);
-    t.is(Number(checkpoint.tree_size), 303);
-    t.deepEqual(await checkpointSizes(restarted), [3, 303]);
+    t.is(Number(checkpoint.tree_size), 1303);
+    t.deepEqual(await checkpointSizes(restarted), [3, 1003, 1303]);
   });
 }
