@@ -1,9 +1,9 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import BetterSqlite3 from 'better-sqlite3';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { spawnGatehouse, tempDir, type SpawnedGatehouse } from '../helpers/server-process.js';
+import { addPrincipal, spawnGatehouse, tempDir, type SpawnedGatehouse } from '../helpers/server-process.js';
 import { parseAnswers } from '../helpers/raw-http.js';
 
 /**
@@ -42,22 +42,19 @@ function claim(url: URL, agent: http.Agent, apiKey: string, key: string): Promis
   });
 }
 
-async function gatewayKey(server: SpawnedGatehouse, account: string): Promise<string> {
-  const r = await fetch(`${server.url}/v1/principals`, {
-    method: 'POST', headers: { authorization: `Bearer ${server.adminKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ account_id: account, roles: ['gateway'] }),
-  });
-  return ((await r.json()) as { key: string }).key;
+/** `gatehouse serve` in a child process on a fresh data dir, stopped and removed after the test. */
+async function serveFresh(t: ExecutionContext, extraArgs: string[] = []): Promise<{ dir: string; server: SpawnedGatehouse; url: URL }> {
+  const { dir, cleanup } = tempDir();
+  t.teardown(cleanup);
+  const server = await spawnGatehouse({ args: ['--data-dir', dir, ...extraArgs] });
+  t.teardown(() => server.stop());
+  return { dir, server, url: new URL(server.url) };
 }
 
 test('[sqlite] SIGTERM under 64 keep-alive clients claiming: every claim the server received is answered, none committed without its answer', async (t) => {
   t.timeout(120_000);
-  const { dir, cleanup } = tempDir();
-  t.teardown(cleanup);
-  const server = await spawnGatehouse({ args: ['--data-dir', dir] });
-  t.teardown(() => server.stop());
-  const apiKey = await gatewayKey(server, 'acme');
-  const url = new URL(server.url);
+  const { dir, server, url } = await serveFresh(t);
+  const apiKey = await addPrincipal(dir, 'acme', ['gateway']);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   t.teardown(() => agent.destroy());
 
@@ -121,12 +118,8 @@ function rawConnection(url: URL) {
 
 test('[sqlite] a claim still uploading its body when SIGTERM comes is answered, then the connection closed; an idle keep-alive connection does not hold the stop', async (t) => {
   t.timeout(60_000);
-  const { dir, cleanup } = tempDir();
-  t.teardown(cleanup);
-  const server = await spawnGatehouse({ args: ['--data-dir', dir] });
-  t.teardown(() => server.stop());
-  const apiKey = await gatewayKey(server, 'acme');
-  const url = new URL(server.url);
+  const { dir, server, url } = await serveFresh(t);
+  const apiKey = await addPrincipal(dir, 'acme', ['gateway']);
 
   // An idle keep-alive connection: one answered request, then nothing.
   const idle = rawConnection(url);
@@ -160,11 +153,7 @@ test('[sqlite] a claim still uploading its body when SIGTERM comes is answered, 
 
 test('[sqlite] a second SIGTERM during the drain stops the server at once', async (t) => {
   t.timeout(60_000);
-  const { dir, cleanup } = tempDir();
-  t.teardown(cleanup);
-  const server = await spawnGatehouse({ args: ['--data-dir', dir, '--request-deadline', '30s'] });
-  t.teardown(() => server.stop());
-  const url = new URL(server.url);
+  const { server, url } = await serveFresh(t, ['--request-deadline', '30s']);
   const stalled = rawConnection(url);
   await stalled.connected;
   stalled.socket.write(`POST /v1/operations HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${server.adminKey}\r\nidempotency-key: s-1\r\n`
