@@ -33,7 +33,7 @@
  * their sizes (checkpoint-roots.ts), which failure the verdict names (first-failure.ts) and the
  * account's data key (account-data-key.ts).
  */
-import { type MasterKey, NO_DATA_KEY, type Opens, REFUSES_EVERY_PAYLOAD, payloadOpener, unwrapAccountDataKey } from './account-data-key.js';
+import { type MasterKey, NO_DATA_KEY, type Opens, payloadCheck, unwrapAccountDataKey } from './account-data-key.js';
 import { CheckpointRoots } from './checkpoint-roots.js';
 import { TsOrder, type TsRunSummary } from './ts-order.js';
 import { CheckpointTrust, type VerifierCheckpoint } from './checkpoint-trust.js';
@@ -107,7 +107,7 @@ export class ChainVerifier {
     const key = unwrapAccountDataKey(options.masterKey, options.accountId, options.wrappedDataKey);
     this.#keyFailed = key === 'does_not_unwrap';
     const noDataKey = key === NO_DATA_KEY;
-    this.#opens = key === null || key === 'does_not_unwrap' ? null : noDataKey ? REFUSES_EVERY_PAYLOAD : payloadOpener(key, this.accountId);
+    this.#opens = key === 'does_not_unwrap' ? null : payloadCheck(key, this.accountId);
     this.#eventChecks = new EventChecks(this.accountId, noDataKey ? null : this.#opens, this.#failures, noDataKey);
     this.#checkpointTrust = new CheckpointTrust(this.accountId, options.trustedKeys, options.ledgerId, this.#failures);
   }
