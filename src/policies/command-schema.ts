@@ -57,10 +57,12 @@ const AJV_OPTIONS = {
  * schema, so its own `$ref`s resolve), by an Ajv that applies no defaults.
  */
 function refuseInvalidDefaults(schema: JsonValue): void {
+  const defaults = [...defaultsIn(schema, '')];
+  if (defaults.length === 0) return; // most schemas: no second Ajv at start-up
   const checker = new Ajv2020({ ...AJV_OPTIONS, useDefaults: false });
   const root = 'gatehouse:policy-schema';
   checker.addSchema(deepCopy(schema) as object, root);
-  for (const { pointer, value } of defaultsIn(schema, '')) {
+  for (const { pointer, value } of defaults) {
     const check = checker.getSchema(`${root}#${pointer}`);
     if (check && !check(deepCopy(value))) {
       throw new Error(`the default at ${pointer || '/'} does not satisfy its own schema (${checker.errorsText(check.errors, { dataVar: 'default' })})`);
