@@ -6,8 +6,10 @@ import { UsageError } from './output.js';
 export function parseWitnessOptions(specs: string[], quorum: number | undefined): { targets: Array<{ url: string; key: CosignerKey }>; quorum: number } {
   const targets = specs.map((spec) => {
     const eq = spec.indexOf('=');
-    const url = eq < 0 ? '' : spec.slice(0, eq);
-    if (!/^https?:\/\/\S+$/.test(url)) throw new UsageError(`--witness ${spec}: expected URL=VERIFIER_KEY with an http(s) URL`);
+    // C2SP names the witness by its submission prefix (the log POSTs to <prefix>/add-checkpoint), but
+    // an operator may well copy the endpoint itself: both name one witness, and neither may 404 forever.
+    const url = (eq < 0 ? '' : spec.slice(0, eq)).replace(/\/add-checkpoint\/*$/, '').replace(/\/+$/, '');
+    if (!/^https?:\/\/[^\s/]\S*$/.test(url)) throw new UsageError(`--witness ${spec}: expected URL=VERIFIER_KEY with an http(s) URL`);
     try {
       return { url, key: parseCosignerVerifier(spec.slice(eq + 1)) };
     } catch (error) {

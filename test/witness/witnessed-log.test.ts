@@ -45,8 +45,9 @@ async function witnessFor(t: import('ava').ExecutionContext, setup: Setup, port 
   return startWitness(dir, [`gatehouse/${setup.ledgerId}/=${setup.logVkey}`], port);
 }
 
-function serve(setup: Setup, witness: WitnessProcess): Promise<SpawnedGatehouse> {
-  return spawnGatehouse({ args: ['--data-dir', setup.dataDir, '--witness', `${witness.url}=${witness.vkey}`], env: { GATEHOUSE_LOG_LEVEL: 'warn' } });
+/** `witnessUrl`: how the operator wrote the witness's address (by default its submission prefix). */
+function serve(setup: Setup, witness: WitnessProcess, witnessUrl = witness.url): Promise<SpawnedGatehouse> {
+  return spawnGatehouse({ args: ['--data-dir', setup.dataDir, '--witness', `${witnessUrl}=${witness.vkey}`], env: { GATEHOUSE_LOG_LEVEL: 'warn' } });
 }
 
 async function claims(server: SpawnedGatehouse, setup: Setup, prefix: string, n: number): Promise<void> {
@@ -88,6 +89,17 @@ function copyDb(from: string, to: string): void {
     fs.copyFileSync(path.join(path.dirname(from), name), path.join(to, name));
   }
 }
+
+test('--witness given the endpoint itself (…/add-checkpoint, as an operator may copy it) reaches the witness as its prefix does', async (t) => {
+  const setup = await initLedger(t);
+  const witness = await witnessFor(t, setup);
+  const server = await serve(setup, witness, `${witness.url}/add-checkpoint/`);
+  await claims(server, setup, 'endpoint', 3);
+  const checkpoint = await checkpointNow(server, setup);
+  const signed = await cosigned(server, setup, checkpoint.tree_size);
+  t.true(cosignatureVerifies(signed.note.trimEnd().split('\n').at(-1)!, signed.note, witness.vkey).ok, 'the witness cosigned the checkpoint');
+  t.deepEqual(await witnessHolds(witness, setup), { size: checkpoint.tree_size, root: checkpoint.root_hash });
+});
 
 test('a restored and rewritten database: the witness refuses it, and verify --witness-key fails where plain verify passes', async (t) => {
   const setup = await initLedger(t);
