@@ -8,6 +8,7 @@
 import type { JsonValue } from '../core/json.js';
 import { DomainError } from '../core/errors.js';
 import { hasNul } from '../core/stored-text.js';
+import claimOperation from '../../schema/requests/claim-operation.json' with { type: 'json' };
 
 type Part = { literal: string } | { pointer: string; tokens: string[] };
 
@@ -32,8 +33,11 @@ export function parseTemplate(source: string, member: string): Template {
   };
 }
 
-/** The bounds a claim's own business_key and exclusive_scope are held to (schema/requests/claim-operation.json). */
-const MAX_KEY_LENGTH = 255;
+/**
+ * The bound a claim's own business_key is held to, read from its schema so that a key given in the
+ * body and one built from the command can never drift apart (exclusive_scope has the same bound).
+ */
+const MAX_KEY_LENGTH: number = claimOperation.properties.business_key.maxLength;
 
 /**
  * A key built from the command is held to the bounds of one given in the body: 1–255 characters
