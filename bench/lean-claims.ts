@@ -163,8 +163,9 @@ export async function openLeanClaims(variant: LeanVariant = {}): Promise<LeanCla
     const id = newId('op', now);
     // The product's pooled randomness (core/random.ts): one system call per 4 KiB, not one per token.
     const token = randomBytes(32).toString('base64url');
-    const leaseEnds = now + 60_000;
-    const inserted = insertOperation.run(id, account, c.key, fp, method, route, agentRunId, ACTOR, 60, sha256Hex(token), leaseEnds, rfc3339(now), rfc3339(now));
+    const leaseSeconds = typeof c.body.lease_seconds === 'number' ? c.body.lease_seconds : 60;
+    const leaseEnds = now + leaseSeconds * 1000;
+    const inserted = insertOperation.run(id, account, c.key, fp, method, route, agentRunId, ACTOR, leaseSeconds, sha256Hex(token), leaseEnds, rfc3339(now), rfc3339(now));
     if (inserted.changes !== 1) throw Object.assign(new Error('key taken'), { status: 409 });
     const { ts } = append(account, now, {
       type: 'attempted', operation_id: id, idempotency_key: c.key, fingerprint: fp, agent_run_id: agentRunId, method, route, state: 'running', response_status: null,

@@ -148,7 +148,7 @@ function httpTable(h: HttpClaimsResult): string[] {
     `| lean cycles: claim → sent → completed, each step's durable work (reports: the row by id, the lease checked, the report's digest looked up and stored, the event chained, the row updated), no framework (${h.lean_cycles.workers} workers) | ${h.lean_cycles.per_sec} cycles/s | | | | | | | | | ${h.lean_cycles.failures} |`,
     `| SQLite: claim → sent → completed cycles (${h.sqlite.cycles.workers} workers) | ${h.sqlite.cycles.per_sec} cycles/s | | | | | | | | ≥ ${CYCLES_TARGET}/s: ${met(t.cycles)}; ${pct(h.ratios.cycles_vs_lean_cycles)} of the lean cycle | ${h.sqlite.cycles.failures} |`,
     '',
-    `New-key claims of durable Koa, round by round: ${h.sqlite.rounds.map(pct).join(', ')}.`,
+    `New-key claims of durable Koa, round by round: ${h.sqlite.rounds.map(pct).join(', ')}; p99 round by round (the table shows the worst): ${h.sqlite.p99_rounds.product.join(', ')} ms (lean claim ${h.sqlite.p99_rounds.lean.join(', ')} ms).`,
   ];
   const gc = h.sqlite.group_commit;
   if (gc) lines.push(`Group commit during the measured rounds (from the service's /metrics): ${gc.batches} batches, ${gc.mean_batch_size} units per batch, ${gc.mean_commit_ms} ms per COMMIT.`);
