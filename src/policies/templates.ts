@@ -25,30 +25,36 @@ export class TemplateError extends Error {
   }
 }
 
-export function parseTemplate(source: string, member: string): Template {
+/** The claim members a policy may build from the command. */
+export type TemplateMember = 'business_key' | 'exclusive_scope';
+
+export function parseTemplate(source: string, member: TemplateMember): Template {
   const parts = parseParts(source);
+  const maxLength = maxLengthOf(member);
   return {
     source,
-    render: (command) => checkRendered(parts.map((part) => ('literal' in part ? part.literal : renderPointer(command, part, member))).join(''), source, member),
+    render: (command) => checkRendered(parts.map((part) => ('literal' in part ? part.literal : renderPointer(command, part, member))).join(''), source, member, maxLength),
   };
 }
 
 /**
- * The bound a claim's own business_key is held to, read from its schema so that a key given in the
- * body and one built from the command can never drift apart (exclusive_scope has the same bound).
+ * The bound a claim's own business_key or exclusive_scope is held to, read from the claim schema so
+ * that a key given in the body and one built from the command can never drift apart.
  */
-const MAX_KEY_LENGTH: number = claimOperation.properties.business_key.maxLength;
+function maxLengthOf(member: TemplateMember): number {
+  return claimOperation.properties[member].maxLength;
+}
 
 /**
  * A key built from the command is held to the bounds of one given in the body: 1–255 characters
  * and no U+0000. Past them it is the command's fault (it fills the template), so command_invalid.
  */
-function checkRendered(key: string, source: string, member: string): string {
-  const problem = key.length === 0 ? 'is empty' : key.length > MAX_KEY_LENGTH ? `is ${key.length} characters, over ${MAX_KEY_LENGTH}`
+function checkRendered(key: string, source: string, member: TemplateMember, maxLength: number): string {
+  const problem = key.length === 0 ? 'is empty' : key.length > maxLength ? `is ${key.length} characters, over ${maxLength}`
     : hasNul(key) ? 'contains U+0000 (NUL)' : null;
   if (problem === null) return key;
   throw new DomainError('command_invalid', `the policy's ${member} built from the command (template ${JSON.stringify(source)}) ${problem}`, {
-    errors: [{ path: '', message: `must fill the policy's ${member} template with 1–${MAX_KEY_LENGTH} characters and no U+0000` }],
+    errors: [{ path: '', message: `must fill the policy's ${member} template with 1–${maxLength} characters and no U+0000` }],
   });
 }
 
