@@ -228,7 +228,10 @@ export function defaultPostgresAdminUrl(): string {
   return process.env.GATEHOUSE_BENCH_DATABASE_URL ?? process.env.GATEHOUSE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 }
 
-export const CLAIM_BODY = (n: number) => JSON.stringify({ method: 'POST', route: '/v1/tickets', command: { title: 'bench ticket', amount_minor: 1000 + n, currency: 'EUR' } });
+/** The intended write of the bench's claims: the n-th has its own command, so its own fingerprint. */
+const claimIntent = (n: number) => ({ method: 'POST', route: '/v1/tickets', command: { title: 'bench ticket', amount_minor: 1000 + n, currency: 'EUR' } });
+
+export const CLAIM_BODY = (n: number) => JSON.stringify(claimIntent(n));
 
 /**
  * The body of a new-key claim in a claim load: CLAIM_BODY with a lease that outlives the run. The
@@ -239,7 +242,7 @@ export const CLAIM_BODY = (n: number) => JSON.stringify({ method: 'POST', route:
  * the lean claim, with no sweeper, never does. A gateway reports within its lease; lease expiry
  * is measured on its own (BENCHMARKS.md, twenty-fourth session).
  */
-export const NEW_KEY_CLAIM_BODY = (n: number) => JSON.stringify({ method: 'POST', route: '/v1/tickets', command: { title: 'bench ticket', amount_minor: 1000 + n, currency: 'EUR' }, lease_seconds: 3600 });
+export const NEW_KEY_CLAIM_BODY = (n: number) => JSON.stringify({ ...claimIntent(n), lease_seconds: 3600 });
 
 /** How requests meet instances: any account on any instance, or each account's on one instance. */
 type Routing = 'any' | 'by-account';
