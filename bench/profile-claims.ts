@@ -1,16 +1,17 @@
 // A CPU profile of `gatehouse serve` (SQLite) under the new-key claim (or replay) load, summarised
 // by self time per area of the code and per function (profile-summary.ts): where a claim's
-// microseconds go over HTTP; `--load cycles`, claim → sent → completed cycles (50 workers). With
+// microseconds go over HTTP; `--load cycles`, claim → sent → completed cycles (50 workers); `--load
+// fingerprint`, `POST /v1/fingerprint` (the HTTP edge alone, no store work). With
 // `--server lean`, the same load on the lean claim / lean replay / lean cycle (bench/lean-claim.ts),
 // the floor: the two summaries side by side say what the product adds. The profile covers the
 // whole process life (start-up is a few per cent of a 10-s run).
 //
-//   npm run build && node --import=tsx bench/profile-claims.ts [--seconds 10] [--top 40] [--load new-key|replays|cycles] [--server product|lean]
+//   npm run build && node --import=tsx bench/profile-claims.ts [--seconds 10] [--top 40] [--load new-key|replays|cycles|fingerprint] [--server product|lean]
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { cycleLoad, cyclesAsRate, gatewayKeys, leanCycleLoad, leanLoad, leanReplayTarget, load, newKeyLoad, replayTarget, startChild, withGatehouse, type Rate } from './http-claims.js';
+import { cycleLoad, cyclesAsRate, fingerprintTarget, gatewayKeys, leanAccount, leanCycleLoad, leanLoad, leanReplayTarget, load, newKeyLoad, replayTarget, startChild, withGatehouse, type Rate } from './http-claims.js';
 import { summariseProfile, type CpuProfile } from './profile-summary.js';
 
 const BENCH = path.dirname(fileURLToPath(import.meta.url));
@@ -20,8 +21,8 @@ const { values } = parseArgs({
     load: { type: 'string', default: 'new-key' }, server: { type: 'string', default: 'product' },
   },
 });
-if (!['new-key', 'replays', 'cycles'].includes(values.load!) || !['product', 'lean'].includes(values.server!)) {
-  throw new Error('--load is new-key, replays or cycles; --server is product or lean');
+if (!['new-key', 'replays', 'cycles', 'fingerprint'].includes(values.load!) || !['product', 'lean'].includes(values.server!)) {
+  throw new Error('--load is new-key, replays, cycles or fingerprint; --server is product or lean');
 }
 const seconds = Number(values.seconds);
 const profiles: string[] = [];
@@ -33,6 +34,7 @@ const rate = values.server === 'lean' ? await profileLean() : await withGatehous
     return load({ ...replay, url: server!.url, connections: 50, seconds });
   }
   if (values.load === 'cycles') return cyclesAsRate(await cycleLoad(server!, keys, 50, seconds));
+  if (values.load === 'fingerprint') return load({ ...fingerprintTarget({ authorization: `Bearer ${keys[0]!}` }), url: server!.url, connections: 50, seconds });
   return newKeyLoad([server!], keys, 50, seconds);
 });
 console.log(values.load === 'cycles' ? `${values.server} cycles: ${rate.rps} cycles/s` : `${values.server} ${values.load}: ${rate.rps} req/s, p99 ${rate.p99_ms} ms`);
@@ -49,6 +51,7 @@ async function profileLean(): Promise<Rate> {
   try {
     if (values.load === 'replays') return await load({ ...(await leanReplayTarget(lean.url)), url: lean.url, connections: 50, seconds });
     if (values.load === 'cycles') return cyclesAsRate(await leanCycleLoad(lean.url, 50, seconds));
+    if (values.load === 'fingerprint') return await load({ ...fingerprintTarget(leanAccount(0)), url: lean.url, connections: 50, seconds });
     return await leanLoad(lean.url, 50, seconds);
   } finally {
     await lean.stop();
