@@ -65,6 +65,8 @@ for (const kind of await storeKinds()) {
     for (const [path, parameter, message] of AUDITOR_CASES) await check(auditor, path, parameter, message);
     await check(app.adminKey, '/v1/approvals?cursor=bm90IGEgY3Vyc29y', 'cursor', /^the query parameter "cursor" is not a cursor this server gave out$/);
     await check(await app.keyFor(ACCOUNT, 'approver'), '/v1/approvals?cursor=W10', 'cursor', /^the query parameter "cursor"/);
+    // An account id no account can have is refused, not answered with an empty page.
+    await check(app.adminKey, '/v1/approvals?account_id=no%20such', 'account_id', /^the query parameter "account_id" must be 1-64 characters/);
     // Still answered when right.
     t.is((await app.request('GET', inclusion(`account_id=${ACCOUNT}&seq=5&tree_size=5`), { key: auditor })).status, 200);
     t.is((await app.request('GET', consistency(`account_id=${ACCOUNT}&from=0&to=5`), { key: auditor })).status, 200);

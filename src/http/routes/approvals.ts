@@ -2,7 +2,7 @@ import type { AppContext } from '../../context.js';
 import { principalOf } from '../auth.js';
 import { readJsonBody } from '../body.js';
 import { validateDecision } from '../request-schemas.js';
-import { enumParam, integerParam, onlyParams, stringParam } from '../query.js';
+import { accountIdParam, enumParam, integerParam, onlyParams, stringParam } from '../query.js';
 import { workScopeOf } from '../deadline.js';
 import { newRouter, type RouteModule } from '../route-module.js';
 
@@ -18,7 +18,7 @@ export function approvalRoutes(deps: Pick<AppContext, 'approvals'>): RouteModule
     ctx.body = await deps.approvals.list(principalOf(ctx), {
       state: enumParam(ctx, 'state', STATES),
       limit: integerParam(ctx, 'limit', { fallback: 50, min: 1, max: MAX_PAGE }),
-      accountId: stringParam(ctx, 'account_id'),
+      accountId: accountIdParam(ctx),
       cursor: stringParam(ctx, 'cursor'),
     });
   });
