@@ -1,7 +1,6 @@
 import type { Db } from '../store/store.js';
 import { DomainError } from '../core/errors.js';
 import { hasRole, type Principal, type Role } from '../principals/roles.js';
-import { ACCOUNT_ID_RULE, isAccountId } from '../principals/accounts.js';
 import { paramError } from './query-params.js';
 
 /**
@@ -17,25 +16,17 @@ export async function accountForOperation(db: Db, principal: Principal, id: stri
   return row.account_id;
 }
 
-/** `?account_id=` on lists: admins and auditors may name any account; anyone else only sees their own. */
-export function accountForList(principal: Principal, requested: unknown): string {
-  if (requested === undefined) return principal.account_id;
-  if (!isAccountId(requested)) throw paramError('account_id', ACCOUNT_ID_RULE);
-  const accountId = requested;
-  if (accountId !== principal.account_id && !hasRole(principal, 'admin', 'auditor')) {
-    throw new DomainError('not_found', `no account ${accountId}`);
-  }
-  return accountId;
-}
-
 /**
- * `?account_id=` on search and review (docs/http-api.md): a gateway reads its own account (naming
- * another is not found); auditors and admins reach into any account, so they must say which.
+ * `?account_id=` on search and review (docs/http-api.md), already checked as an account id by
+ * the query's parser: a gateway reads its own account (naming another is not found, never
+ * "exists but not yours"); auditors and admins reach into any account, so they must say which.
  */
 export function accountForReview(principal: Principal, requested: string | undefined): string {
+  const anyAccount = hasRole(principal, 'admin', 'auditor');
   if (requested === undefined) {
-    if (hasRole(principal, 'admin', 'auditor') && !hasRole(principal, 'gateway')) throw paramError('account_id', 'is required for auditor and admin keys');
+    if (anyAccount && !hasRole(principal, 'gateway')) throw paramError('account_id', 'is required for auditor and admin keys');
     return principal.account_id;
   }
-  return accountForList(principal, requested);
+  if (requested !== principal.account_id && !anyAccount) throw new DomainError('not_found', `no account ${requested}`);
+  return requested;
 }
