@@ -1,4 +1,4 @@
-// How long the lease sweeper holds the writer: claims whose leases then run out together (a
+// How long the lease sweeper holds the writer: claims whose 60-s leases then run out together (a
 // gateway that died with them in flight), then one sweep, timed. Each sweep batch is one unit in
 // the store's group commit (src/operations/sweeper.ts, SWEEP_BATCH leases per transaction), so
 // its wall time is what claims queued behind it wait for. Printed per round: leases swept, the
@@ -16,7 +16,8 @@ import { SWEEP_BATCH } from '../src/operations/sweeper.js';
 
 const { values } = parseArgs({ options: { leases: { type: 'string', default: '2500' }, rounds: { type: 'string', default: '3' } } });
 const leases = Number(values.leases);
-const LEASE_MS = 60_000; // the default lease (lease_seconds absent)
+/** The claims' lease, given in each claim so that the clock's jump below is tied to it, not to the product's default. */
+const LEASE_SECONDS = 60;
 let offset = 0;
 const testStore = await createTestStore('sqlite');
 const context = await openContext(testStore.config, { clock: { now: () => Date.now() + offset } });
@@ -34,10 +35,10 @@ try {
     await Promise.all(Array.from({ length: 50 }, async () => {
       while (next < leases) {
         const key = `sweep-${round}-${next++}`;
-        await context.operations.claim(principal, key, { method: 'POST', route: '/v1/tickets', command: { title: `Disk full on ${key}` } });
+        await context.operations.claim(principal, key, { method: 'POST', route: '/v1/tickets', command: { title: `Disk full on ${key}` }, lease_seconds: LEASE_SECONDS });
       }
     }));
-    offset += LEASE_MS + 1_000;
+    offset += (LEASE_SECONDS + 1) * 1000;
     commits.length = 0;
     const cpu = process.cpuUsage();
     const began = performance.now();

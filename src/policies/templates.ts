@@ -46,8 +46,9 @@ function maxLengthOf(member: TemplateMember): number {
 }
 
 /**
- * A key built from the command is held to the bounds of one given in the body: 1–255 characters
- * and no U+0000. Past them it is the command's fault (it fills the template), so command_invalid.
+ * A key built from the command is held to the bounds of one given in the body: 1 to the schema's
+ * maxLength characters and no U+0000. Past them it is the command's fault (it fills the template),
+ * so command_invalid.
  */
 function checkRendered(key: string, source: string, member: TemplateMember, maxLength: number): string {
   const problem = key.length === 0 ? 'is empty' : key.length > maxLength ? `is ${key.length} characters, over ${maxLength}`
