@@ -27,7 +27,7 @@ export class DataKeys {
 
   /** The account's data key, creating the account on first use; null once shredded. */
   async forAccount(trx: Db, accountId: string): Promise<Uint8Array | null> {
-    const cached = this.cached(accountId);
+    const cached = this.held(accountId);
     if (cached !== undefined) return cached;
     let row = await trx.selectFrom('accounts').select(['wrapped_data_key', 'shredded_at']).where('id', '=', accountId).executeTakeFirst();
     if (!row) {
@@ -62,7 +62,12 @@ export class DataKeys {
     else this.writtenIn.set(trx, new Set([accountId]));
   }
 
-  private cached(accountId: string): Uint8Array | null | undefined {
+  /**
+   * The account's data key (null: shredded) when this instance holds it fresh, else undefined and
+   * forAccount must read it. For the hot paths: an await of a key already held still costs them a
+   * promise and a turn of the microtask queue.
+   */
+  held(accountId: string): Uint8Array | null | undefined {
     const entry = this.cache.get(accountId);
     return entry && entry.until > this.cacheClock.now() ? entry.key : undefined;
   }
