@@ -24,43 +24,55 @@ import { WorkScope } from '../store/work-scope.js';
  * `next` is the rest of the request's work; admission.ts runs it this way, in its one layer.
  * `onWorkEnded` is called once that work really ends, which may be after the deadline answered.
  */
-export async function runWithDeadline(ctx: Context, next: Next, deadlineMs: number, onWorkEnded: () => void): Promise<void> {
+export function runWithDeadline(ctx: Context, next: Next, deadlineMs: number, onWorkEnded: () => void): Promise<void> {
   const scope = new WorkScope();
   ctx.state.workScope = scope;
   const onClose = () => {
     if (!ctx.res.writableFinished) scope.abandon('client_gone');
   };
   ctx.res.once('close', onClose);
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<'deadline'>((resolve) => {
-    timer = setTimeout(() => resolve('deadline'), deadlineMs);
-  });
   const work = next();
-  // The work may fail after the deadline answered; that failure has no one left to tell. The
+  // One promise settled by whichever comes first, the work or the timer (not a Promise.race of
+  // two: a replay's whole answer costs ~100 µs, and the race's promises were a share of it). The
+  // work may fail after the deadline answered; that failure has no one left to tell. The
   // request's slot in flight (admission.ts) is held until the work really ends.
-  void work.then(onWorkEnded, onWorkEnded);
-  try {
-    const first = await Promise.race([work.then(() => 'done' as const), expired]);
-    if (first === 'done') return;
-    const { mayHaveWritten, storeBusy } = scope.abandon('deadline');
-    const seconds = Math.round(deadlineMs / 100) / 10;
-    if (!ctx.req.complete && !storeBusy && !mayHaveWritten) {
-      // The body is still on its way: the client stalled, not the service. Its connection is
-      // closed after the answer, so bytes that come later are never read as another request.
-      ctx.set('connection', 'close');
-      throw new DomainError('invalid_request', `the request body did not arrive within the ${seconds} s deadline; nothing of it was written: send the body whole`,
-        {}, { cause: 'deadline' });
-    }
-    const outcome = mayHaveWritten
-      ? 'it may still have taken effect: retry with the same idempotency key to learn its outcome'
-      : 'nothing of it was written: retry later';
-    throw new DomainError(storeBusy ? 'store_unavailable' : 'overloaded',
-      `the request did not finish within the ${seconds} s deadline (${storeBusy ? 'the store did not answer in time' : 'the service is too busy'}); ${outcome}`,
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      ctx.res.off('close', onClose);
+      reject(deadlineRefusal(ctx, scope, deadlineMs));
+    }, deadlineMs);
+    const ended = () => {
+      onWorkEnded();
+      clearTimeout(timer);
+      ctx.res.off('close', onClose);
+    };
+    work.then(() => {
+      ended();
+      resolve();
+    }, (error: unknown) => {
+      ended();
+      reject(error);
+    });
+  });
+}
+
+/** The deadline passed first: the scope is abandoned, and the answer says whether anything can have been written. */
+function deadlineRefusal(ctx: Context, scope: WorkScope, deadlineMs: number): DomainError {
+  const { mayHaveWritten, storeBusy } = scope.abandon('deadline');
+  const seconds = Math.round(deadlineMs / 100) / 10;
+  if (!ctx.req.complete && !storeBusy && !mayHaveWritten) {
+    // The body is still on its way: the client stalled, not the service. Its connection is
+    // closed after the answer, so bytes that come later are never read as another request.
+    ctx.set('connection', 'close');
+    return new DomainError('invalid_request', `the request body did not arrive within the ${seconds} s deadline; nothing of it was written: send the body whole`,
       {}, { cause: 'deadline' });
-  } finally {
-    clearTimeout(timer);
-    ctx.res.off('close', onClose);
   }
+  const outcome = mayHaveWritten
+    ? 'it may still have taken effect: retry with the same idempotency key to learn its outcome'
+    : 'nothing of it was written: retry later';
+  return new DomainError(storeBusy ? 'store_unavailable' : 'overloaded',
+    `the request did not finish within the ${seconds} s deadline (${storeBusy ? 'the store did not answer in time' : 'the service is too busy'}); ${outcome}`,
+    {}, { cause: 'deadline' });
 }
 
 /** The request's WorkScope, for every unit of work its handler hands the store. */
