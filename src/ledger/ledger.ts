@@ -1,6 +1,6 @@
 import type { Db, Store, UnitOfWork } from '../store/store.js';
 import type { Clock } from '../core/time.js';
-import { rfc3339 } from '../core/time.js';
+import { epochMsOf, rfc3339 } from '../core/time.js';
 import { canonicalBytes } from '../core/jcs.js';
 import { sha256Hex } from '../core/hash.js';
 import { eventHash } from '../core/event-hash.js';
@@ -203,7 +203,7 @@ export class Ledger {
    */
   private nextEvent(previous: { seq: number; hash: string; ts: string | null }, input: EventInput, dataKey: Uint8Array | null): EventsTable {
     const seq = previous.seq + 1;
-    const ts = rfc3339(Math.max(this.clock.now(), previous.ts === null ? 0 : Date.parse(previous.ts)));
+    const ts = rfc3339(Math.max(this.clock.now(), previous.ts === null ? 0 : epochMsOf(previous.ts)));
     const payload = input.payload === undefined || dataKey === null
       ? null
       : Buffer.from(sealPayload(this.sodium, dataKey, input.account_id, seq, canonicalBytes(input.payload)));
