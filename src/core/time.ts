@@ -17,24 +17,32 @@ export function offsetClock(base: Clock, offsetMs: number): Clock {
 }
 
 /**
- * The timestamp rfc3339 wrote last, and its milliseconds. Events come many to a millisecond under
- * load, and each one's ts is formatted, then parsed again as the next one's lower bound (~1.1 µs
- * and ~0.3 µs on these machines, of a replay's ~60 µs without HTTP): one entry answers both.
+ * The two timestamps rfc3339 wrote last, and their milliseconds. Events come many to a
+ * millisecond under load, and each one's ts is formatted, then parsed again as the next one's
+ * lower bound (~1.1 µs and ~0.3 µs on these machines, of a replay's ~60 µs without HTTP); a claim
+ * also formats its lease's expiry between two of its own "now"s, hence two entries, not one.
  */
-let lastMs = Number.NaN;
-let lastText = '';
+let recentMs = Number.NaN;
+let recentText = '';
+let olderMs = Number.NaN;
+let olderText = '';
 
 /** RFC 3339 in UTC with milliseconds, the one timestamp format of the ledger. */
 export function rfc3339(epochMs: number): string {
   // NaN never equals itself: an invalid time still throws, as toISOString does.
-  if (epochMs !== lastMs) {
-    lastText = new Date(epochMs).toISOString();
-    lastMs = epochMs;
-  }
-  return lastText;
+  if (epochMs === recentMs) return recentText;
+  if (epochMs === olderMs) return olderText;
+  const text = new Date(epochMs).toISOString();
+  olderMs = recentMs;
+  olderText = recentText;
+  recentMs = epochMs;
+  recentText = text;
+  return text;
 }
 
-/** The milliseconds of an RFC 3339 timestamp (Date.parse), without parsing the one rfc3339 wrote last. */
+/** The milliseconds of an RFC 3339 timestamp (Date.parse), without parsing one that rfc3339 wrote lately. */
 export function epochMsOf(timestamp: string): number {
-  return timestamp === lastText ? lastMs : Date.parse(timestamp);
+  if (timestamp === recentText) return recentMs;
+  if (timestamp === olderText) return olderMs;
+  return Date.parse(timestamp);
 }
