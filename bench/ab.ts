@@ -5,7 +5,7 @@
 // that ship JavaScript, `npm run build`).
 //
 //   node --import=tsx bench/ab.ts --a ../old/bin/gatehouse.js [--b bin/gatehouse.js] [--rounds 4] [--seconds 8]
-//     [--load new-key|new-connections|replays|cycles|fingerprint] [--postgres]
+//     [--load new-key|new-connections|replays|cycles|fingerprint] [--postgres] [--a-node-args='…'] [--b-node-args='…']
 //
 // --load: new-key claims (the default), new-key claims each on a connection of its own (a client
 // without keep-alive: every request is a new connection to accept), replays of one finished
@@ -16,6 +16,9 @@
 // machine shared with the load generator the rate is noisy, the CPU a request costs the server
 // much less so) and the load generator's.
 // --postgres runs both on PostgreSQL instead (each on a fresh database of the bench server).
+// Both run with the Node flags `npm start` gives the service (http-claims.ts SERVER_NODE_ARGS);
+// --a-node-args / --b-node-args add flags to one side (a flag given twice: the later wins), e.g.
+// the same tree with and without a setting: --a bin/gatehouse.js --a-node-args=--max-semi-space-size=16.
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -28,6 +31,7 @@ const { values } = parseArgs({
   options: {
     a: { type: 'string' }, b: { type: 'string', default: 'bin/gatehouse.js' }, rounds: { type: 'string', default: '4' }, seconds: { type: 'string', default: '8' },
     load: { type: 'string', default: 'new-key' }, postgres: { type: 'boolean', default: false },
+    'a-node-args': { type: 'string', default: '' }, 'b-node-args': { type: 'string', default: '' },
   },
 });
 if (!values.a) throw new Error('--a PATH/bin/gatehouse.js: the tree to compare with');
@@ -111,8 +115,9 @@ async function slice(server: BenchServer, measure: Measure, s: number): Promise<
 }
 
 const store = values.postgres ? { kind: 'postgres' as const, adminUrl: defaultPostgresAdminUrl() } : { kind: 'sqlite' as const };
-const result = await withGatehouse({ ...store, bin: bins.A }, 1, false, [], ([a]) =>
-  withGatehouse({ ...store, bin: bins.B }, 1, false, [], async ([b]) => {
+const nodeArgs = (side: 'a' | 'b') => values[`${side}-node-args`]!.split(' ').filter((arg) => arg !== '');
+const result = await withGatehouse({ ...store, bin: bins.A, nodeArgs: nodeArgs('a') }, 1, false, [], ([a]) =>
+  withGatehouse({ ...store, bin: bins.B, nodeArgs: nodeArgs('b') }, 1, false, [], async ([b]) => {
     const servers = { A: a!, B: b! };
     const measures = {
       A: await loadFor(values.load!, a!, await gatewayKeys(a!)),

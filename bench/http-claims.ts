@@ -539,8 +539,21 @@ export interface Child extends BenchServer {
   stop(): Promise<void>;
 }
 
+/**
+ * The Node flags `npm start` gives `gatehouse serve` (package.json), read from there so the two
+ * cannot drift: every server the bench starts, the product's and the ceilings and floors beside
+ * it, runs on the same runtime settings (a larger young generation: docs/cli.md, `serve`).
+ */
+export const SERVER_NODE_ARGS: readonly string[] = (() => {
+  const start = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const flags = / node ((?:--\S+ )*)bin\/gatehouse\.js serve/.exec(start);
+  if (!flags) throw new Error(`bench: package.json's start script no longer runs "node [flags] bin/gatehouse.js serve": ${start}`);
+  return flags[1]!.split(' ').filter((flag) => flag !== '');
+})();
+
+/** A server in a child process, with SERVER_NODE_ARGS before `args` (a flag in `args` wins). */
 export function startChild(name: string, args: string[], listening: RegExp, env: NodeJS.ProcessEnv = {}): Promise<Child> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, GATEHOUSE_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...SERVER_NODE_ARGS, ...args], { cwd: ROOT, env: { ...process.env, GATEHOUSE_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
@@ -570,7 +583,7 @@ export function startChild(name: string, args: string[], listening: RegExp, env:
 }
 
 /** `bin`: another checkout's bin/gatehouse.js, for an A/B against an older tree (bench/ab.ts). */
-type StoreChoice = ({ kind: 'sqlite' } | { kind: 'postgres'; adminUrl: string }) & { serveArgs?: string[]; bin?: string };
+type StoreChoice = ({ kind: 'sqlite' } | { kind: 'postgres'; adminUrl: string }) & { serveArgs?: string[]; bin?: string; nodeArgs?: string[] };
 
 /**
  * Starts `count` gatehouse instances on a fresh store, runs `body`, stops them (so `--cpu-prof`
@@ -594,7 +607,7 @@ export async function withGatehouse<T>(
   try {
     // The first instance initialises the data dir (key files); the others share it.
     for (let i = 0; i < count; i++) {
-      const nodeArgs = profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${choice.kind}-${count}x-${i}-${Date.now()}.cpuprofile`] : [];
+      const nodeArgs = [...(choice.nodeArgs ?? []), ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${choice.kind}-${count}x-${i}-${Date.now()}.cpuprofile`] : [])];
       children.push(await startChild(`gatehouse serve #${i}`, [...nodeArgs, choice.bin ?? BIN, 'serve', '--host', '127.0.0.1', '--port', '0', ...storeArgs, ...(choice.serveArgs ?? [])], /gatehouse listening on (http:\/\/\S+)/));
     }
     const adminKey = children.find((c) => c.adminKey)?.adminKey ?? null;
