@@ -1,7 +1,7 @@
 // Bytes allocated per request by `gatehouse serve` under the replay (or new-key claim) load, by
 // the function that allocated them: V8's sampling heap profiler with the objects the garbage
 // collector has since freed counted too (Node's --heap-prof counts only what is still alive).
-// Unlike a rate on these shared 2-core machines, this barely moves between runs (±0.3 %), so it
+// Unlike a rate on these shared 2-core machines, this barely moves between runs (±0.5 %), so it
 // shows a change to what a request allocates that an A/B of its speed cannot resolve.
 //
 // Each tree's service runs in this process (its inspector is the one sampled), on a fresh SQLite
@@ -34,6 +34,8 @@ const trees = values.a ? { A: values.a, B: values.b! } : { B: values.b! };
 const LOAD_SCRIPT = `
 import autocannon from 'autocannon';
 const { url, method, headers, body, duration, newKeys } = JSON.parse(process.env.LOAD);
+// Each new key's command differs in its title (http-claims.ts claimIntent): refuse a body that has no title to vary.
+if (newKeys && !body.includes('bench ticket')) throw new Error('allocations: the new-key body has no "bench ticket" title to vary: ' + body);
 let n = 0;
 const run = String(Date.now());
 const setupRequest = newKeys
@@ -123,7 +125,6 @@ async function autocannon(url: string, target: { method?: string; path: string; 
   if (result.other > 0) throw new Error(`allocations: ${result.other} answers were not 2xx`);
   return result.ok;
 }
-
 
 function perRequest(bytes: number, requests: number): string {
   return Math.round(bytes / requests).toLocaleString('en-US');

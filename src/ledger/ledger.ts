@@ -108,7 +108,8 @@ export class Ledger {
   /** Events of one account, in chunks that end at each checkpoint due (so one is signed at least every 1000 events). */
   private async appendRun(trx: Db, inputs: readonly EventInput[], first: RowInsert | null): Promise<AppendedEvent[] | null> {
     const accountId = inputs[0]!.account_id;
-    const dataKey = this.dataKeys.held(accountId) ?? await this.dataKeys.forAccount(trx, accountId);
+    const held = this.dataKeys.held(accountId);
+    const dataKey = held !== undefined ? held : await this.dataKeys.forAccount(trx, accountId);
     // Not `await this.turns?.take(…)`: awaiting nothing still costs SQLite's appends a turn of the microtask queue.
     const turn = this.turns ? await this.turns.take(trx, accountId) : null;
     try {
