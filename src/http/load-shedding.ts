@@ -1,5 +1,4 @@
 import type { Context } from 'koa';
-import { hash } from 'node:crypto';
 import { DomainError } from '../core/errors.js';
 
 export interface InFlightLimits {
@@ -15,20 +14,28 @@ export interface InFlightLimits {
  * the rest of the body as it arrives, which costs no parsing). A flood from one client fills its own share, not the
  * whole service: another client still finds room and is answered normally.
  *
- * A client is its API key (hashed, not checked: checking costs a lookup, and a forged key only
- * buys the forger a share of its own) or, without one, its address (the sign-in form's callers).
+ * A client is its Authorization header (not checked: checking costs a lookup, and a forged key
+ * only buys the forger a share of its own) or, without one, its address (the sign-in form's
+ * callers), each counted in a map of its own so that no header can share an address's count.
+ * The header itself is the key, not a digest of it: an entry lives only while its client has a
+ * request in flight, when the header is in memory anyway, and a SHA-256 per request here cost
+ * more than the whole admission (BENCHMARKS.md, twenty-seventh session).
  * Admission (admission.ts) takes a slot for each request before anything else is done for it.
  */
 export class InFlightSlots {
   private inFlight = 0;
-  private readonly perClient = new Map<string, number>();
+  /** Requests in flight by Authorization header, and by address for requests without one. */
+  private readonly perKey = new Map<string, number>();
+  private readonly perAddress = new Map<string, number>();
 
   constructor(private readonly limits: InFlightLimits) {}
 
   /** A slot for the request, or `overloaded`; the function returned gives it back (once). */
   admit(ctx: Context): () => void {
-    const { limits, perClient } = this;
-    const client = clientKey(ctx);
+    const { limits } = this;
+    const authorization = ctx.get('authorization');
+    const perClient = authorization ? this.perKey : this.perAddress;
+    const client = authorization || ctx.ip;
     const mine = perClient.get(client) ?? 0;
     if (this.inFlight >= limits.maxInFlight || mine >= limits.maxInFlightPerClient) {
       throw new DomainError('overloaded', this.inFlight >= limits.maxInFlight
@@ -44,11 +51,4 @@ export class InFlightSlots {
       else perClient.set(client, left);
     };
   }
-}
-
-function clientKey(ctx: Context): string {
-  const authorization = ctx.get('authorization');
-  // One-shot hash: a Hash object per request cost ~3 times as much (BENCHMARKS.md, hashing).
-  if (authorization) return `key:${hash('sha256', authorization, 'base64url').slice(0, 22)}`;
-  return `ip:${ctx.ip}`;
 }
