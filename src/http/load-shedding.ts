@@ -18,8 +18,9 @@ export interface InFlightLimits {
  * only buys the forger a share of its own) or, without one, its address (the sign-in form's
  * callers), each counted in a map of its own so that no header can share an address's count.
  * The header itself is the key, not a digest of it: an entry lives only while its client has a
- * request in flight, when the header is in memory anyway, and a SHA-256 per request here cost
- * more than the whole admission (BENCHMARKS.md, twenty-seventh session).
+ * request in flight, when the header is in memory anyway, and a SHA-256 per request here took
+ * 2.2 % of the server's time under replays, more than the event's own hash (BENCHMARKS.md,
+ * twenty-seventh session).
  * Admission (admission.ts) takes a slot for each request before anything else is done for it.
  */
 export class InFlightSlots {
