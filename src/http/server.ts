@@ -46,25 +46,43 @@ const DRAIN_GRACE_MS = 1_000;
 /** During a stop, how long an idle keep-alive connection is still read, for a request already sent on it. */
 const IDLE_GRACE_MS = 100;
 
+/**
+ * Responses that, once `stopping()` is true, close their connection after they are sent: each
+ * decides when it writes its head (Node's implicit head included), so an answer already being
+ * worked on when the stop begins closes its connection as one that arrives later does.
+ *
+ * Not a set of the answers in flight, as this was: a long-lived Set that adds and deletes a
+ * response per request rehashes into a new table every few dozen requests, and V8 leaves each
+ * old table linked to the next with its entries in place (for iterators). Once one table had
+ * reached the old generation, that chain kept every response it ever held, with its request and
+ * headers, alive through each young-generation GC until the next full one: under replays about
+ * 5 MB copied and promoted per scavenge, 12 % of the server's time in GC (BENCHMARKS.md,
+ * twenty-eighth session).
+ */
+function closingWhen(stopping: () => boolean) {
+  return class ClosingResponse extends http.ServerResponse {
+    override writeHead(...args: unknown[]): this {
+      if (stopping()) this.shouldKeepAlive = false;
+      return (http.ServerResponse.prototype.writeHead as (...a: unknown[]) => this).apply(this, args);
+    }
+  };
+}
+
 /** Serves HTTP and runs the background work: checkpoints at least every 10 s while events arrive. */
 export async function startServer(context: AppContext, options: ServeOptions): Promise<RunningServer> {
   const app = createApp(context, routeModules(context), options);
   const handle = app.callback();
   let connections: ReturnType<typeof limitConnections> | undefined;
-  // Answers not yet finished, so a stop can close their connections after them (see close()).
-  const answering = new Set<http.ServerResponse>();
   let stopping = false;
   let closingIdle = false;
-  const server = http.createServer((req, res) => {
+  // An answer begun before the stop may have kept its connection alive: it is idle from the next
+  // turn on, and closed then. One function for every answer: no closure per request.
+  const afterAnswer = () => {
+    if (closingIdle) setImmediate(() => server.closeIdleConnections());
+  };
+  const server = http.createServer({ ServerResponse: closingWhen(() => stopping) }, (req, res) => {
     if (connections?.overBound()) return refuseOverConnectionBound(res);
-    if (stopping) res.shouldKeepAlive = false;
-    answering.add(res);
-    res.once('close', () => {
-      answering.delete(res);
-      // An answer begun before the stop may have kept its connection alive: it is idle from the
-      // next turn on, and closed then.
-      if (closingIdle) setImmediate(() => server.closeIdleConnections());
-    });
+    res.on('close', afterAnswer);
     void handle(req, res);
   });
   connections = limitConnections(server, options.maxConnections ?? DEFAULT_LIMITS.maxConnections);
@@ -114,9 +132,6 @@ export async function startServer(context: AppContext, options: ServeOptions): P
     close: async () => {
       stopping = true;
       const drained = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
-      for (const res of answering) {
-        if (!res.headersSent) res.shouldKeepAlive = false;
-      }
       const idle = setTimeout(() => {
         closingIdle = true;
         server.closeIdleConnections();
