@@ -16,49 +16,63 @@ const MAX_ENTRY_CHARS = 64 * 1024;
  * payloads stop being served exactly when they would stop opening (the data key cache's 4 s across
  * instances), and its entries are dropped then.
  *
- * Least recently used out first, bounded in entries and in characters.
+ * Bounded in entries and in characters; what goes first is the oldest entry not used since it
+ * was last passed over (a second chance, as in CLOCK): near enough to least recently used, and a
+ * hit only sets a flag. Moving the entry to the end of the Map on every hit, as this did, made a
+ * long-lived Map rehash every few dozen replays, and V8 keeps a rehashed table, entries and all,
+ * until the next full GC (src/http/server.ts, closingWhen).
  */
 export class OpenedPayloads {
-  private readonly texts = new Map<string, string>();
+  private readonly entries = new Map<string, Entry>();
   private totalChars = 0;
 
-  /** The payload's JSON text, if kept; a hit becomes the most recently used. */
+  /** The payload's JSON text, if kept; a hit marks it used. */
   get(accountId: string, seq: number): string | undefined {
-    const key = keyOf(accountId, seq);
-    const text = this.texts.get(key);
-    if (text === undefined) return undefined;
-    this.texts.delete(key);
-    this.texts.set(key, text);
-    return text;
+    const entry = this.entries.get(keyOf(accountId, seq));
+    if (entry === undefined) return undefined;
+    entry.used = true;
+    return entry.text;
   }
 
   /** Only for an event whose transaction has committed. */
   keep(accountId: string, seq: number, text: string): void {
     if (text.length > MAX_ENTRY_CHARS) return;
     const key = keyOf(accountId, seq);
-    if (this.texts.has(key)) return;
-    this.texts.set(key, text);
+    if (this.entries.has(key)) return;
+    this.entries.set(key, { text, used: false });
     this.totalChars += text.length;
-    while (this.texts.size > MAX_ENTRIES || this.totalChars > MAX_TOTAL_CHARS) {
-      const [oldest, oldestText] = this.texts.entries().next().value!;
-      this.texts.delete(oldest);
-      this.totalChars -= oldestText.length;
+    while (this.entries.size > MAX_ENTRIES || this.totalChars > MAX_TOTAL_CHARS) {
+      const [oldestKey, oldest] = this.entries.entries().next().value!;
+      this.entries.delete(oldestKey);
+      if (oldest.used) {
+        // Its second chance: to the back, unmarked. Each entry moves at most once per pass.
+        oldest.used = false;
+        this.entries.set(oldestKey, oldest);
+        continue;
+      }
+      this.totalChars -= oldest.text.length;
     }
   }
 
   /** Drops every payload of the account (it was shredded): plaintext kept for nothing is not kept. */
   forget(accountId: string): void {
     const prefix = `${accountId}\0`;
-    for (const [key, text] of this.texts) {
+    for (const [key, entry] of this.entries) {
       if (!key.startsWith(prefix)) continue;
-      this.texts.delete(key);
-      this.totalChars -= text.length;
+      this.entries.delete(key);
+      this.totalChars -= entry.text.length;
     }
   }
 
   get size(): number {
-    return this.texts.size;
+    return this.entries.size;
   }
+}
+
+interface Entry {
+  readonly text: string;
+  /** Hit since it was kept or last passed over. */
+  used: boolean;
 }
 
 /** Account ids never hold a NUL, so the key is unambiguous. */

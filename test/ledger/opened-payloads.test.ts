@@ -18,6 +18,9 @@ test('the least recently used payload goes first, and a hit counts as a use', (t
   t.is(opened.size, 10_000);
   t.is(opened.get('acme', 2), undefined, 'the oldest not used since went');
   t.is(opened.get('acme', 1), '{"n":1}', 'the one just used stayed');
+  opened.keep('acme', 10_002, '{"n":10002}');
+  t.is(opened.get('acme', 3), undefined, 'the next oldest went, not the one used since');
+  t.is(opened.get('acme', 1), '{"n":1}');
 });
 
 test('a payload over 64 Ki characters is not kept, and the whole stays under 16 Mi characters', (t) => {
