@@ -17,13 +17,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import {
-  cycleLoad, cyclesAsRate, fingerprintTarget, gatewayKeys, leanAccount, leanCycleLoad, leanLoad, leanReplayTarget, load, newKeyLoad, replayTarget, startChild,
-  type BenchServer, type Child, type Rate,
-} from './http-claims.js';
+import { gatewayKeys, leanServerLoad, productLoad, SERVER_LOADS, startChild, type Child, type ServerLoad } from './http-claims.js';
 
 const BENCH = path.dirname(fileURLToPath(import.meta.url));
-const LOADS = ['replays', 'new-key', 'cycles', 'fingerprint'] as const;
 const { values } = parseArgs({
   options: {
     load: { type: 'string', default: 'replays' }, server: { type: 'string', default: 'product' },
@@ -31,9 +27,9 @@ const { values } = parseArgs({
     bin: { type: 'string', default: path.join(BENCH, '../bin/gatehouse.js') },
   },
 });
-const kind = values.load as (typeof LOADS)[number];
-if (!LOADS.includes(kind) || !['product', 'lean'].includes(values.server!)) {
-  throw new Error(`--load is one of ${LOADS.join(', ')}; --server is product or lean`);
+const kind = values.load as ServerLoad;
+if (!SERVER_LOADS.includes(kind) || !['product', 'lean'].includes(values.server!)) {
+  throw new Error(`--load is one of ${SERVER_LOADS.join(', ')}; --server is product or lean`);
 }
 const seconds = Number(values.seconds);
 if (!(seconds > 0)) throw new Error('--seconds must be a positive number');
@@ -50,17 +46,20 @@ try {
     : await startChild('gatehouse serve', [...nodeArgs, path.resolve(values.bin!), 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir], /gatehouse listening on (http:\/\/\S+)/);
   const running = child;
   // Set-up (keys, the operation replayed) is not counted: the trace is read from here on.
-  const measure = values.server === 'lean' ? await leanMeasure(running.url) : await productMeasure(running);
+  const measure = values.server === 'lean'
+    ? await leanServerLoad(kind, running.url, seconds)
+    : await productLoad(kind, running, await gatewayKeys(running), seconds);
   running.process.stdout!.on('data', (d: Buffer) => (trace += d.toString()));
   const rate = await measure();
   await running.stop();
-  const requests = rate.rps * seconds;
+  const answered = rate.rps * seconds;
   const scavenges = totals(trace, 's');
   const full = totals(trace, 'mc');
-  const per = (n: number) => (n / requests);
-  console.log(`${values.server} ${kind}: ${rate.rps} ${kind === 'cycles' ? 'cycles' : 'requests'}/s over ${seconds} s`);
-  console.log(`scavenges: ${scavenges.count}, ${scavenges.pauseMs.toFixed(0)} ms of pause (${(per(scavenges.pauseMs) * 1000).toFixed(2)} µs per request), ` +
-    `${(scavenges.promotedBytes / 1e6).toFixed(1)} MB promoted (${per(scavenges.promotedBytes).toFixed(0)} bytes per request), ${(scavenges.allocatedBytes / 1e6).toFixed(0)} MB allocated`);
+  const per = (n: number) => (n / answered);
+  const unit = kind === 'cycles' ? 'cycle' : 'request';
+  console.log(`${values.server} ${kind}: ${rate.rps} ${unit}s/s over ${seconds} s`);
+  console.log(`scavenges: ${scavenges.count}, ${scavenges.pauseMs.toFixed(0)} ms of pause (${(per(scavenges.pauseMs) * 1000).toFixed(2)} µs per ${unit}), ` +
+    `${(scavenges.promotedBytes / 1e6).toFixed(1)} MB promoted (${per(scavenges.promotedBytes).toFixed(0)} bytes per ${unit}), ${(scavenges.allocatedBytes / 1e6).toFixed(0)} MB allocated`);
   console.log(`full GCs: ${full.count}, ${full.pauseMs.toFixed(0)} ms of pause`);
 } finally {
   await child?.stop();
@@ -79,30 +78,4 @@ function totals(text: string, gc: 's' | 'mc'): GcTotals {
     sum.allocatedBytes += field('allocated');
   }
   return sum;
-}
-
-async function productMeasure(running: Child): Promise<() => Promise<Rate>> {
-  const server: BenchServer = { url: running.url, adminKey: running.adminKey, pid: running.pid };
-  const keys = await gatewayKeys(server);
-  switch (kind) {
-    case 'replays': {
-      const target = await replayTarget(server, keys[0]!);
-      return () => load({ ...target, url: server.url, connections: 50, seconds });
-    }
-    case 'new-key': return () => newKeyLoad([server], keys, 50, seconds);
-    case 'cycles': return async () => cyclesAsRate(await cycleLoad(server, keys, 50, seconds));
-    case 'fingerprint': return () => load({ ...fingerprintTarget({ authorization: `Bearer ${keys[0]!}` }), url: server.url, connections: 50, seconds });
-  }
-}
-
-async function leanMeasure(url: string): Promise<() => Promise<Rate>> {
-  switch (kind) {
-    case 'replays': {
-      const target = await leanReplayTarget(url);
-      return () => load({ ...target, url, connections: 50, seconds });
-    }
-    case 'new-key': return () => leanLoad(url, 50, seconds);
-    case 'cycles': return async () => cyclesAsRate(await leanCycleLoad(url, 50, seconds));
-    case 'fingerprint': return () => load({ ...fingerprintTarget(leanAccount(0)), url, connections: 50, seconds });
-  }
 }

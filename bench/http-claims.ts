@@ -388,6 +388,40 @@ export function cyclesAsRate(cycles: CycleRate): Rate {
   return { rps: cycles.per_sec, p50_ms: NaN, p99_ms: NaN, max_ms: NaN, max_steady_ms: NaN, non2xx: cycles.failures, errors: 0 };
 }
 
+/** The loads a single-server tool can put on the product or on the lean server (profile-claims.ts, gc-trace.ts). */
+export const SERVER_LOADS = ['new-key', 'replays', 'cycles', 'fingerprint'] as const;
+export type ServerLoad = (typeof SERVER_LOADS)[number];
+
+/**
+ * `kind` at 50 connections (50 workers for cycles) on a product server: what it needs (the
+ * operation replayed) is set up now, and the load runs when the function returned is called, so
+ * a caller can leave the set-up out of what it measures.
+ */
+export async function productLoad(kind: ServerLoad, server: BenchServer, keys: string[], seconds: number): Promise<() => Promise<Rate>> {
+  switch (kind) {
+    case 'replays': {
+      const target = await replayTarget(server, keys[0]!);
+      return () => load({ ...target, url: server.url, connections: 50, seconds });
+    }
+    case 'new-key': return () => newKeyLoad([server], keys, 50, seconds);
+    case 'cycles': return async () => cyclesAsRate(await cycleLoad(server, keys, 50, seconds));
+    case 'fingerprint': return () => load({ ...fingerprintTarget({ authorization: `Bearer ${keys[0]!}` }), url: server.url, connections: 50, seconds });
+  }
+}
+
+/** The same load on the lean server (lean-claim.ts): its floor. */
+export async function leanServerLoad(kind: ServerLoad, leanUrl: string, seconds: number): Promise<() => Promise<Rate>> {
+  switch (kind) {
+    case 'replays': {
+      const target = await leanReplayTarget(leanUrl);
+      return () => load({ ...target, url: leanUrl, connections: 50, seconds });
+    }
+    case 'new-key': return () => leanLoad(leanUrl, 50, seconds);
+    case 'cycles': return async () => cyclesAsRate(await leanCycleLoad(leanUrl, 50, seconds));
+    case 'fingerprint': return () => load({ ...fingerprintTarget(leanAccount(0)), url: leanUrl, connections: 50, seconds });
+  }
+}
+
 /** Cycles of several slices of equal length: their mean rate, every failure counted. */
 function averageCycles(slices: CycleRate[]): CycleRate {
   return { per_sec: round(slices.reduce((sum, s) => sum + s.per_sec, 0) / slices.length, 1), workers: slices[0]!.workers, failures: slices.reduce((sum, s) => sum + s.failures, 0) };

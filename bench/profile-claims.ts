@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { cycleLoad, cyclesAsRate, fingerprintTarget, gatewayKeys, leanAccount, leanCycleLoad, leanLoad, leanReplayTarget, load, newKeyLoad, replayTarget, startChild, withGatehouse, type Rate } from './http-claims.js';
+import { gatewayKeys, leanServerLoad, productLoad, SERVER_LOADS, startChild, withGatehouse, type Rate, type ServerLoad } from './http-claims.js';
 import { summariseProfile, type CpuProfile } from './profile-summary.js';
 
 const BENCH = path.dirname(fileURLToPath(import.meta.url));
@@ -21,22 +21,15 @@ const { values } = parseArgs({
     load: { type: 'string', default: 'new-key' }, server: { type: 'string', default: 'product' },
   },
 });
-if (!['new-key', 'replays', 'cycles', 'fingerprint'].includes(values.load!) || !['product', 'lean'].includes(values.server!)) {
+const kind = values.load as ServerLoad;
+if (!SERVER_LOADS.includes(kind) || !['product', 'lean'].includes(values.server!)) {
   throw new Error('--load is new-key, replays, cycles or fingerprint; --server is product or lean');
 }
 const seconds = Number(values.seconds);
 const profiles: string[] = [];
 const started = Date.now();
-const rate = values.server === 'lean' ? await profileLean() : await withGatehouse({ kind: 'sqlite' }, 1, true, profiles, async ([server]) => {
-  const keys = await gatewayKeys(server!);
-  if (values.load === 'replays') {
-    const replay = await replayTarget(server!, keys[0]!);
-    return load({ ...replay, url: server!.url, connections: 50, seconds });
-  }
-  if (values.load === 'cycles') return cyclesAsRate(await cycleLoad(server!, keys, 50, seconds));
-  if (values.load === 'fingerprint') return load({ ...fingerprintTarget({ authorization: `Bearer ${keys[0]!}` }), url: server!.url, connections: 50, seconds });
-  return newKeyLoad([server!], keys, 50, seconds);
-});
+const rate = values.server === 'lean' ? await profileLean() : await withGatehouse({ kind: 'sqlite' }, 1, true, profiles, async ([server]) =>
+  (await productLoad(kind, server!, await gatewayKeys(server!), seconds))());
 console.log(values.load === 'cycles' ? `${values.server} cycles: ${rate.rps} cycles/s` : `${values.server} ${values.load}: ${rate.rps} req/s, p99 ${rate.p99_ms} ms`);
 // The profile directory keeps earlier runs' profiles too.
 for (const file of profiles.filter((f) => fs.statSync(f).mtimeMs >= started)) {
@@ -49,10 +42,7 @@ async function profileLean(): Promise<Rate> {
   const dir = path.join(BENCH, `results/profiles/lean-${values.load}-${Date.now()}`);
   const lean = await startChild('lean claim', ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--import=tsx', path.join(BENCH, 'lean-claim.ts')], /listening on (http:\/\/\S+)/);
   try {
-    if (values.load === 'replays') return await load({ ...(await leanReplayTarget(lean.url)), url: lean.url, connections: 50, seconds });
-    if (values.load === 'cycles') return cyclesAsRate(await leanCycleLoad(lean.url, 50, seconds));
-    if (values.load === 'fingerprint') return await load({ ...fingerprintTarget(leanAccount(0)), url: lean.url, connections: 50, seconds });
-    return await leanLoad(lean.url, 50, seconds);
+    return await (await leanServerLoad(kind, lean.url, seconds))();
   } finally {
     await lean.stop();
     // The main thread's is the one that ran the lean claim's code.

@@ -10,7 +10,7 @@ import { claim, completedOperation, ticketClaim } from '../operations/claims.js'
 const kinds = await storeKinds();
 const noted = (note: string): EventInput => ({ account_id: 'acme', type: 'attempted', actor: null, payload: { note } });
 
-test('the least recently used payload goes first, and a hit counts as a use', (t) => {
+test('the oldest payload not used since goes first, and a hit counts as a use', (t) => {
   const opened = new OpenedPayloads();
   for (let seq = 1; seq <= 10_000; seq++) opened.keep('acme', seq, `{"n":${seq}}`);
   t.is(opened.get('acme', 1), '{"n":1}');
