@@ -42,8 +42,8 @@ export class Approvals implements ApprovalGate {
     return this.gate.request(trx, work, input);
   }
 
-  standing(trx: Db, work: UnitOfWork, operation: GatedOperation, policy: ApprovalPolicy): Promise<ApprovalStanding> {
-    return this.gate.standing(trx, work, operation, policy);
+  standing(trx: Db, work: UnitOfWork, operation: GatedOperation, policy: ApprovalPolicy, askedBy: { id: string }): Promise<ApprovalStanding> {
+    return this.gate.standing(trx, work, operation, policy, askedBy);
   }
 
   refuseExpiredGrant(trx: Db, work: UnitOfWork, operation: GatedOperation): Promise<DomainError | null> {

@@ -29,8 +29,10 @@ export async function decide(
     if (!row || !canActInAccount(principal, row.account_id)) throw new DomainError('not_found', `no approval ${approvalId}`);
     const op = await loadOperation(trx, row.account_id, row.operation_id);
     if (!op) throw new DomainError('not_found', `no approval ${approvalId}`);
-    if (principal.id === row.requested_by || principal.id === op.requested_by) {
-      throw new DomainError('self_approval', 'the principal that made the claim cannot decide on it');
+    // A requester is whoever asked for the write: the first claim, the claim that requested this
+    // approval, or any later claim call with the same key (hasClaimed).
+    if (principal.id === row.requested_by || principal.id === op.requested_by || await deps.operations.hasClaimed(trx, op, principal.id)) {
+      throw new DomainError('self_approval', 'a principal that claimed this operation cannot decide on its approval');
     }
     const now = deps.clock.now();
     // An approved one ran out with its grant; a pending one with its request.

@@ -24,7 +24,7 @@ export class Gate implements ApprovalGate {
     return this.create(trx, work, input.operation, input.requestedBy.id, input.policy, input.summary, input.command);
   }
 
-  async standing(trx: Db, work: UnitOfWork, operation: GatedOperation, policy: ApprovalPolicy): Promise<ApprovalStanding> {
+  async standing(trx: Db, work: UnitOfWork, operation: GatedOperation, policy: ApprovalPolicy, askedBy: { id: string }): Promise<ApprovalStanding> {
     const row = await this.lockApproval(trx, operation);
     const now = this.deps.clock.now();
     const view = () => viewOf(trx, this.deps.ledger, row, now, operation);
@@ -33,8 +33,9 @@ export class Gate implements ApprovalGate {
       return { kind: 'granted', approval: await view(), grant: JSON.parse(row.grant!) as Grant };
     }
     if (row.state === 'pending' && Number(row.expires_at) > now) return { kind: 'pending', approval: await view() };
-    // The request or the grant ran out before the lease: never a silent pass, always a new request.
-    return { kind: 'renewed', approval: await this.renew(trx, work, row, operation, policy) };
+    // The request or the grant ran out before the lease: never a silent pass, always a new request,
+    // made by this claim's caller (its approval_requested event records who asked again).
+    return { kind: 'renewed', approval: await this.renew(trx, work, row, operation, policy, askedBy.id) };
   }
 
   async refuseExpiredGrant(trx: Db, work: UnitOfWork, operation: GatedOperation): Promise<DomainError | null> {
@@ -46,8 +47,13 @@ export class Gate implements ApprovalGate {
     return new DomainError('approval_expired', 'the grant expired before the write was sent: do not send it; retry the claim to request a new approval', { approval_id: row.id });
   }
 
-  /** Marks an approval expired (recording it once) and makes a new pending request for the same command. */
-  async renew(trx: Db, work: UnitOfWork, row: ApprovalRow, operation: OperationFacts, policy: ApprovalPolicy | null): Promise<ApprovalView> {
+  /**
+   * Marks an approval expired (recording it once) and makes a new pending request for the same
+   * command, requested by `requestedBy` (the first request's principal unless a claim asked again).
+   */
+  async renew(
+    trx: Db, work: UnitOfWork, row: ApprovalRow, operation: OperationFacts, policy: ApprovalPolicy | null, requestedBy = row.requested_by,
+  ): Promise<ApprovalView> {
     if (row.state !== 'expired') await this.expire(trx, row, operation);
     const request = await readRequestPayload(trx, this.deps.ledger, row);
     const renewedPolicy = policy ?? {
@@ -56,7 +62,7 @@ export class Gate implements ApprovalGate {
       request_ttl_seconds: Math.round((Number(row.expires_at) - Date.parse(row.requested_at)) / 1000),
     };
     // The expiry moved the operation back to awaiting_approval; create points it at the new request.
-    return this.create(trx, work, operation, row.requested_by, renewedPolicy, request.summary, request.command);
+    return this.create(trx, work, operation, requestedBy, renewedPolicy, request.summary, request.command);
   }
 
   /**

@@ -33,8 +33,11 @@ export interface ApprovalGate {
   request(trx: Db, work: UnitOfWork, input: {
     operation: GatedOperation; requestedBy: Principal; policy: ApprovalPolicy; summary: OperationSummary | null; command: JsonValue;
   }): Promise<ApprovalView>;
-  /** A retry of an operation awaiting approval or approved but not leased: where its approval stands now. */
-  standing(trx: Db, work: UnitOfWork, operation: GatedOperation, policy: ApprovalPolicy): Promise<ApprovalStanding>;
+  /**
+   * A retry of an operation awaiting approval or approved but not leased: where its approval
+   * stands now. When it ran out, the new request is the retrying principal's (`askedBy`).
+   */
+  standing(trx: Db, work: UnitOfWork, operation: GatedOperation, policy: ApprovalPolicy, askedBy: { id: string }): Promise<ApprovalStanding>;
   /**
    * The `sent` report of an approved operation: null while the grant is valid. Once it has
    * expired, the operation goes back to awaiting a new approval inside `trx` and the
@@ -59,4 +62,10 @@ export interface OperationPort {
   transition(trx: Db, operation: OperationRef, change: ApprovalTransition, event: { actor: string | null; payload: JsonValue }): Promise<void>;
   /** Points the operation at its current approval. */
   pointAtApproval(trx: Db, operation: OperationRef, approvalId: string): Promise<void>;
+  /**
+   * Whether this principal has asked for the operation: made its first claim or any later claim
+   * call on it (a retry, a replay, a business-key reuse, a mismatch under its key, the claim that
+   * took the lease). Such a principal is a requester and may not decide on its approval.
+   */
+  hasClaimed(trx: Db, operation: OperationRef, principalId: string): Promise<boolean>;
 }

@@ -3,6 +3,7 @@ import { InvariantError } from '../core/errors.js';
 import type { Clock } from '../core/time.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Store } from '../store/store.js';
+import { hasClaimed } from './claimants.js';
 import { lockOperation, pointAtApproval } from './operation-rows.js';
 import { applyTransition } from './transitions.js';
 
@@ -15,5 +16,6 @@ export function operationPort(deps: { store: Store; ledger: Ledger; clock: Clock
       await applyTransition(trx, deps.ledger, row, change, { actor: event.actor, payload: event.payload, nowMs: deps.clock.now() });
     },
     pointAtApproval: (trx, operation, approvalId) => pointAtApproval(trx, operation.account_id, operation.id, approvalId),
+    hasClaimed: (trx, operation, principalId) => hasClaimed(trx, operation.account_id, operation.id, principalId),
   };
 }

@@ -44,7 +44,7 @@ export async function answerAwaitingApproval(scope: ClaimScope, row: OperationRo
   const { deps, trx, work, request, nowMs } = scope;
   const gated = gateOrRefusal(deps.approvals);
   if ('refusal' in gated) return gated;
-  const standing = await gated.gate.standing(trx, work, gatedOperation(row), request.policy.approval ?? APPROVAL_DEFAULTS);
+  const standing = await gated.gate.standing(trx, work, gatedOperation(row), request.policy.approval ?? APPROVAL_DEFAULTS, request.principal);
   const asker = askerOf(request);
   switch (standing.kind) {
     case 'pending':

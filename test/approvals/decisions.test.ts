@@ -28,6 +28,50 @@ for (const kind of await storeKinds()) {
     t.is(res.body.error.code, 'self_approval');
   });
 
+  test(`[${kind}] a principal that retried someone else's claim is a requester too: 403 self_approval, and no lease for it`, async (t) => {
+    const app = await startApprovalApp(t, kind, paymentsPolicy());
+    const both = await app.keyFor(ACCOUNT, 'gateway', 'approver');
+    const key = newKey();
+    const first = await app.claim(key, payment());
+    t.is(first.status, 202, first.text);
+    const retry = await app.claim(key, payment(), both);
+    t.is(retry.status, 202, retry.text);
+    const res = await app.decide(first.body.approval.id, 'approve', first.body.operation.fingerprint, both);
+    t.is(res.status, 403, res.text);
+    t.is(res.body.error.code, 'self_approval');
+    const again = await app.claim(key, payment(), both);
+    t.is(again.body.outcome, 'approval_required', 'still pending: the refused decision approved nothing');
+    t.false(again.body.execute);
+    // A principal that never claimed it decides as usual.
+    t.is((await app.decide(first.body.approval.id, 'approve', first.body.operation.fingerprint)).status, 200);
+  });
+
+  test(`[${kind}] a retry that renewed an expired approval does not let the retrying principal approve the new one`, async (t) => {
+    const app = await startApprovalApp(t, kind, paymentsPolicy({ request_ttl_seconds: 1 }));
+    const both = await app.keyFor(ACCOUNT, 'gateway', 'approver');
+    const key = newKey();
+    const first = await app.claim(key, payment());
+    app.clock.advance(2);
+    const renewed = await app.claim(key, payment(), both);
+    t.is(renewed.body.outcome, 'approval_required', renewed.text);
+    t.not(renewed.body.approval.id, first.body.approval.id, 'a new request');
+    const res = await app.decide(renewed.body.approval.id, 'approve', renewed.body.operation.fingerprint, both);
+    t.is(res.status, 403, res.text);
+    t.is(res.body.error.code, 'self_approval');
+  });
+
+  test(`[${kind}] a scope_busy refusal recorded on the holding operation does not make its caller a requester of it`, async (t) => {
+    const scoped = { policies: [{ method: 'POST', route: '/payments', approval: { approvers: 1, ttl_seconds: 600, request_ttl_seconds: 3600 } }] };
+    const app = await startApprovalApp(t, kind, scoped);
+    const both = await app.keyFor(ACCOUNT, 'gateway', 'approver');
+    const holder = await app.claim(newKey(), payment(4200, { exclusive_scope: 'payments:acme' }));
+    t.is(holder.status, 202, holder.text);
+    const busy = await app.claim(newKey(), payment(9900, { exclusive_scope: 'payments:acme' }), both);
+    t.is(busy.body.error?.code ?? busy.body.outcome, 'scope_busy', busy.text);
+    const res = await app.decide(holder.body.approval.id, 'approve', holder.body.operation.fingerprint, both);
+    t.is(res.status, 200, res.text);
+  });
+
   test(`[${kind}] the same approver deciding twice answers 409 already_decided, so one person cannot fill an N-of-M quorum`, async (t) => {
     const app = await startApprovalApp(t, kind, paymentsPolicy({ approvers: 2 }));
     const { approvalId, fingerprint } = await pending(app);
