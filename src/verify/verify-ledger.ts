@@ -66,6 +66,10 @@ export async function verifyLedger(options: VerifyOptions): Promise<VerifyReport
     const reader = await ExportLedgerReader.open(input.file);
     const run = newRun(options, reader.ledgerId, trustFor(options, reader.ledgerId, reader.header.keys), given, masterKey, 0);
     await reader.verify(run.run, options.account);
+    // As for a database: a name the export does not hold (and no given checkpoint names) is a mistake in the command, not an intact log.
+    if (options.account !== null && !run.run.hasVerdict(options.account) && !given.some((g) => g.accountId === options.account)) {
+      throw new VerifyInputError(`account ${options.account} is not in this export`);
+    }
     return finish(run);
   }
 

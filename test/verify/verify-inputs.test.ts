@@ -160,6 +160,22 @@ test('verify --account checks one account only', async (t) => {
   t.is((await runCli(['verify', '--db', file, '--data-dir', ledger.store.dataDir, '--account', 'nobody'])).code, 2);
 });
 
+test('verify EXPORT --account of an account the export does not hold: exit 2, as for a database, never "intact"', async (t) => {
+  const ledger = await openLedger(t);
+  await ledger.append(3);
+  await ledger.append(2, 'beta');
+  await ledger.close();
+  const all = ledger.file('all.ndjson');
+  t.is((await runCli(['export', ...ledger.store.cliArgs, '--out', all])).code, 0);
+  const missing = await runCli(['verify', all, '--data-dir', ledger.store.dataDir, '--account', 'nobody']);
+  t.is(missing.code, 2, missing.stdout + missing.stderr);
+  t.regex(missing.stderr, /^gatehouse verify: account nobody is not in this export$/m);
+  t.is(missing.stdout, '');
+  const one = await verifyJson([all, '--data-dir', ledger.store.dataDir, '--account', 'beta']);
+  t.is(one.code, 0, one.stderr);
+  t.deepEqual(one.report!.accounts.map((a) => [a.account_id, a.events]), [['beta', 2]]);
+});
+
 test('a given checkpoint whose account_id contradicts its note is refused like a root_hash that does: exit 1 at its size', async (t) => {
   const ledger = await closedLedger(t);
   const saved = JSON.parse(fs.readFileSync(ledger.file('cp.json'), 'utf8'));
