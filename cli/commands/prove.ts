@@ -7,6 +7,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { print, runVerb, storeOptions, UsageError, type StoreArgs } from '../output.js';
 import { withExistingLedger } from '../with-context.js';
 import type { SavedCheckpoint } from '../../src/ledger/saved-checkpoint.js';
+import { noteFromSavedText } from '../../src/core/note.js';
 
 interface ProveArgs extends StoreArgs {
   account: string;
@@ -41,7 +42,7 @@ export const proveCommand: CommandModule<object, ProveArgs> = {
 /** A saved checkpoint: the JSON the API returns (its note and members), or the note text itself. */
 function readSavedCheckpoint(file: string): SavedCheckpoint {
   const text = fs.readFileSync(file, 'utf8');
-  if (!text.trimStart().startsWith('{')) return { note: text };
+  if (!text.trimStart().startsWith('{')) return { note: noteFromSavedText(text) };
   try {
     const parsed = JSON.parse(text) as Record<string, unknown> | null; // untrusted input
     if (typeof parsed?.note === 'string') {

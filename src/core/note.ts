@@ -51,6 +51,16 @@ export function splitNote(note: string): { body: string; signatureLines: string[
   return { body: note.slice(0, split + 1), signatureLines: note.slice(split + 2).split('\n').filter((line) => line !== '') };
 }
 
+/**
+ * A note as saved to a file by hand: `jq -r .note` or `echo` add a newline after the note's own
+ * last one. A signed note never ends with a blank line (its last signature line ends it), so
+ * newlines past the first at the end are the file's, not the note's, and are dropped. Nothing
+ * signed changes: the signatures cover the body, before the blank line.
+ */
+export function noteFromSavedText(text: string): string {
+  return text.replace(/\n\n+$/, '\n');
+}
+
 /** The tlog-checkpoint body: origin, decimal tree size, base64 root hash; no extension lines. */
 export function checkpointBody(origin: string, treeSize: number, rootHash: Uint8Array): string {
   if (origin === '' || /[\u0000-\u001f\u007f]/.test(origin)) throw new NoteError('malformed_checkpoint', 'origin must be a non-empty line');

@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import type { VerifierCheckpoint } from '../core/checkpoint-trust.js';
+import { NoteError, noteFromSavedText, verifyNote } from '../core/note.js';
 import { VerifyInputError } from './errors.js';
 
 export interface GivenCheckpoint {
@@ -22,11 +23,29 @@ export function readGivenCheckpoint(file: string): GivenCheckpoint {
   } catch (error) {
     throw new VerifyInputError(`cannot read --checkpoint ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
   }
-  const checkpoint = text.trimStart().startsWith('{') ? fromJson(text, file) : { note: text };
+  const checkpoint = text.trimStart().startsWith('{') ? fromJson(text, file) : { note: noteFromSavedText(text) };
   const origin = checkpoint.note.slice(0, checkpoint.note.indexOf('\n'));
   const match = /^gatehouse\/([^/\s]+)\/([^/\s]+)$/.exec(origin);
   if (!match) throw new VerifyInputError(`--checkpoint ${file} is not a Gatehouse checkpoint (its first line is not gatehouse/<ledger id>/<account id>)`);
+  refuseMalformedNote(checkpoint.note, file);
   return { file, ledgerId: match[1]!, accountId: match[2]!, checkpoint };
+}
+
+/**
+ * A note whose structure is broken (no signature block, a garbled signature line) is a file
+ * that is not a checkpoint, which is the command's input error (exit 2), not evidence that the
+ * log was tampered with: the user's own saved copy says nothing about the log. Whether its
+ * signatures verify, and by whom, is judged later against the trusted keys (exit 1 if not).
+ */
+function refuseMalformedNote(note: string, file: string): void {
+  try {
+    verifyNote(note, []); // no key known: every signature line is parsed, none is checked
+  } catch (error) {
+    if (error instanceof NoteError && error.code === 'malformed_note') {
+      throw new VerifyInputError(`--checkpoint ${file} is not a signed checkpoint note: ${error.message}`);
+    }
+    // unverified_note: well formed (by no trusted key, here: none was given).
+  }
 }
 
 function fromJson(text: string, file: string): VerifierCheckpoint {

@@ -139,6 +139,8 @@ test('prove --checkpoint takes the saved checkpoint only when it is exactly one 
   t.is(exact.code, 0, exact.stderr);
   const older = await prove(lines.filter((l) => !l.startsWith('\u2014 witness.example/')).join('\n'), 'older');
   t.is(older.code, 0, `a copy saved before the witness cosigned (note text only): ${older.stderr}`);
+  const echoed = await prove(`${saved.note}\n`, 'echoed');
+  t.is(echoed.code, 0, `the note text saved with jq -r or echo, one newline more at its end: ${echoed.stderr}`);
 
   const cases: Array<[string, unknown, RegExp]> = [
     ['a log signature altered', { ...saved, note: withLine(logLine, flipLast(lines[logLine]!)) }, /its log signature differs from the one stored at size 30/],

@@ -93,6 +93,27 @@ test('verify with a malformed --public-key or an unreadable --checkpoint: exit 2
   t.is((await runCli(['verify', ...db, '--data-dir', scratch])).code, 2, 'no signing.key in the data dir and no key given');
 });
 
+test('a saved note with an extra final newline (jq -r, echo) verifies; a note whose signature block is garbled is an input error (exit 2), not TAMPERED', async (t) => {
+  const ledger = await closedLedger(t);
+  const db = ['--db', (ledger.store.config.store as { file: string }).file, '--data-dir', ledger.store.dataDir];
+  const note = (JSON.parse(fs.readFileSync(ledger.file('cp.json'), 'utf8')) as { note: string }).note;
+  const extraNewline = ledger.file('cp-jq.note');
+  fs.writeFileSync(extraNewline, `${note}\n`);
+  const ok = await verifyJson([...db, '--checkpoint', extraNewline]);
+  t.is(ok.code, 0, ok.stdout + ok.stderr);
+  const garbled = ledger.file('cp-garbled.note');
+  fs.writeFileSync(garbled, note.replace(/\n\u2014 /, '\nsigned by '));
+  const bad = await runCli(['verify', ...db, '--checkpoint', garbled]);
+  t.is(bad.code, 2, bad.stdout + bad.stderr);
+  t.regex(bad.stderr, /--checkpoint .*cp-garbled\.note is not a signed checkpoint note: signature line does not start with/);
+  t.is(bad.stdout, '');
+  // Well formed but not signed by the trusted key: that is the verdict's business (exit 1).
+  const forged = ledger.file('cp-forged.note');
+  const [body, sigs] = note.split('\n\n') as [string, string];
+  fs.writeFileSync(forged, `${body}\n\n${sigs.replace(/ (\S+)\n$/, (_, b64: string) => ` ${Buffer.from(Buffer.from(b64, 'base64').map((x, i) => (i === 10 ? x ^ 1 : x))).toString('base64')}\n`)}`);
+  t.is((await runCli(['verify', ...db, '--checkpoint', forged])).code, 1);
+});
+
 test('a checkpoint signed by another key than the pinned one: exit 1', async (t) => {
   const ledger = await closedLedger(t);
   const other = Buffer.alloc(32, 9).toString('base64'); // a valid-looking key that did not sign
