@@ -3,7 +3,7 @@ import type { CommandModule } from 'yargs';
 import { readConfig } from '../../src/config/config.js';
 import { createFirstAdmin, createKeys, needsInitialisation } from '../../src/bootstrap.js';
 import { DEFAULT_LIMITS } from '../../src/http/limits.js';
-import { runVerb, storeOptions, storeOptionsOf, UsageError, type StoreArgs } from '../output.js';
+import { print, runVerb, storeOptions, storeOptionsOf, UsageError, type StoreArgs } from '../output.js';
 
 interface ServeArgs extends StoreArgs {
   host: string;
@@ -80,7 +80,8 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     if (initialise) createKeys(config);
     const context = await openContext(config, { policies });
     const adminKey = await createFirstAdmin(context);
-    if (adminKey) process.stdout.write(`admin key: ${adminKey}\n`);
+    // Before the server starts: a key made now is printed even if the start then fails.
+    if (adminKey) print(args, `admin key: ${adminKey}`, { admin_key: adminKey, data_dir: config.dataDir, ledger_id: context.ledgerId });
     const server = await startServer(context, { host: args.host, port: args.port, maxBodyBytes, trustedProxies, metrics, ...limits });
     let witnessing: { stop(): Promise<void> } | null = null;
     if (witnesses.targets.length > 0) {
@@ -89,8 +90,9 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       await started.start();
       witnessing = started;
     }
-    process.stdout.write(`gatehouse listening on ${server.url} (store: ${context.store.dialect}, ledger ${context.ledgerId})\n`);
-    if (server.metricsUrl) process.stdout.write(`metrics on ${server.metricsUrl} (no key needed)\n`);
+    const listening = `gatehouse listening on ${server.url} (store: ${context.store.dialect}, ledger ${context.ledgerId})`;
+    print(args, server.metricsUrl ? `${listening}\nmetrics on ${server.metricsUrl} (no key needed)` : listening,
+      { url: server.url, store: context.store.dialect, ledger_id: context.ledgerId, metrics_url: server.metricsUrl });
     const stop = async () => {
       await witnessing?.stop();
       await server.close();

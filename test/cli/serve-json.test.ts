@@ -1,0 +1,21 @@
+import test from 'ava';
+import { BIN, ManagedProcess, tempDir } from '../helpers/server-process.js';
+
+test('serve --json prints the admin key and the listening address as JSON lines, nothing else on stdout', async (t) => {
+  const { dir, cleanup } = tempDir();
+  t.teardown(cleanup);
+  const serve = new ManagedProcess('gatehouse serve --json', [BIN, 'serve', '--data-dir', dir, '--host', '127.0.0.1', '--port', '0', '--metrics-port', '0', '--json']);
+  t.teardown(() => serve.stop());
+  await serve.waitFor(/"url":/);
+  const lines = serve.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+  t.is(lines.length, 2, serve.stdout);
+  const [made, listening] = lines as [Record<string, unknown>, Record<string, unknown>];
+  t.regex(String(made.admin_key), /^gh_[A-Za-z0-9_-]{43}$/);
+  t.is(made.data_dir, dir);
+  t.regex(String(listening.url), /^http:\/\/127\.0\.0\.1:\d+$/);
+  t.is(listening.store, 'sqlite');
+  t.is(listening.ledger_id, made.ledger_id);
+  t.regex(String(listening.metrics_url), /^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+  const health = await fetch(`${String(listening.url)}/v1/healthz`);
+  t.is(health.status, 200);
+});
