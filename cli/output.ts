@@ -20,7 +20,16 @@ export interface StoreArgs {
   json: boolean;
 }
 
+/**
+ * The store the verb's flags name. `--db` and `--database-url` name two different stores:
+ * given both, which one a command should touch is the user's to say, so it is a usage error
+ * (as verify's "exactly one input"). A flag still wins over GATEHOUSE_DATABASE_URL, as flags
+ * win over the environment everywhere.
+ */
 export function storeOptionsOf(args: StoreArgs) {
+  if (args.db !== undefined && args['database-url'] !== undefined) {
+    throw new UsageError('give --db FILE (SQLite) or --database-url URL (PostgreSQL), not both');
+  }
   return { dataDir: args['data-dir'], db: args.db, databaseUrl: args['database-url'] };
 }
 

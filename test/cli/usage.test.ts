@@ -11,6 +11,11 @@ const cases: Array<[string, string[], RegExp]> = [
   ['an unreadable --max-body', ['serve', '--max-body', 'lots'], /--max-body: cannot read the size "lots"/],
   ['an unknown verb', ['frobnicate'], /Unknown argument|name a command/],
   ['shred without --yes', ['accounts', 'shred', 'acme'], /add --yes to confirm/],
+  ...(['principals list', 'init', 'serve', 'export --out x.ndjson'] as const).map((verb): [string, string[], RegExp] => [
+    `${verb.split(' ')[0]} given both --db and --database-url`,
+    [...verb.split(' '), '--db', 'x.db', '--database-url', 'postgres://nobody@127.0.0.1:1/none'],
+    /give --db FILE \(SQLite\) or --database-url URL \(PostgreSQL\), not both/,
+  ]),
 ];
 
 for (const [situation, args, message] of cases) {
