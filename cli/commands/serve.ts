@@ -88,6 +88,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       const { Witnessing } = await import('../../src/ledger/witnessing.js');
       const started = new Witnessing(context, witnesses.targets, witnesses.quorum);
       await started.start();
+      context.metrics.sources.witnessLag = async () => started.lag();
       witnessing = started;
     }
     const listening = `gatehouse listening on ${server.url} (store: ${context.store.dialect}, ledger ${context.ledgerId})`;

@@ -85,7 +85,7 @@ export class Metrics {
       },
     });
     new Gauge({
-      name: 'gatehouse_witness_cosignature_lag_seconds', help: 'Per witness, how long the newest checkpoint has waited for its cosignature',
+      name: 'gatehouse_witness_cosignature_lag_seconds', help: 'Per witness, how long the oldest checkpoint it has not cosigned has waited (0: it holds every newest checkpoint)',
       labelNames: ['witness'] as const, registers: [this.registry],
       async collect() {
         this.reset();

@@ -164,13 +164,32 @@ test('a witness that is down delays only its cosignature: claims go on, and the 
   const pending = await checkpointNow(server, setup);
   const meanwhile = await httpRequest(server.url, 'GET', `/v1/audit/checkpoints/latest?account_id=${ACCOUNT}`, { key: setup.adminKey });
   t.is(meanwhile.body.cosignatures, 0);
+  // The lag counts from the oldest checkpoint the witness has not cosigned, and keeps growing while it is down.
+  const witnessName = witness.vkey.split('+')[0]!;
+  const firstLag = await lagUntil(server, setup, witnessName, (s) => s > 0);
+  await new Promise((resolve) => setTimeout(resolve, 1_200));
+  t.true(await lagUntil(server, setup, witnessName, (s) => s > firstLag) > firstLag, 'the lag grows while the witness is down');
 
   witness = await startWitness(dir, witnessArgs, port);
   t.teardown(() => witness.stop());
   const arrived = await cosigned(server, setup, pending.tree_size);
   t.is(arrived.cosignatures, 1);
   t.true(cosignatureVerifies(arrived.note.trimEnd().split('\n').at(-1)!, arrived.note, witness.vkey).ok);
+  t.is(await lagUntil(server, setup, witnessName, (s) => s === 0), 0, 'caught up: no lag');
 });
+
+/** Scrapes GET /metrics until the witness's cosignature lag satisfies `ok` (the submitter runs in the background); returns it. */
+async function lagUntil(server: SpawnedGatehouse, setup: Setup, witness: string, ok: (seconds: number) => boolean, timeoutMs = 30_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await httpRequest(server.url, 'GET', '/metrics', { key: setup.adminKey });
+    const line = r.text.split('\n').find((l) => l.startsWith(`gatehouse_witness_cosignature_lag_seconds{witness="${witness}"} `));
+    const seconds = line === undefined ? NaN : Number(line.split(' ').at(-1));
+    if (ok(seconds)) return seconds;
+    if (Date.now() > deadline) throw new Error(`witness lag never satisfied the test within ${timeoutMs} ms: ${line ?? 'no sample'}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
 
 function verifyWith(setup: Setup, extra: string[]) {
   return runCli(['verify', '--db', setup.db, '--public-key', setup.logVkey, ...extra]);
