@@ -7,6 +7,7 @@ import * as proofsAndWitnesses from './0005-proofs-and-witnesses.js';
 import * as reviewIndexes from './0006-review-indexes.js';
 import * as leaseDueIndex from './0007-lease-due-index.js';
 import * as fingerprintRepeatLookup from './0008-fingerprint-repeat-lookup.js';
+import * as approvalExpiryIndex from './0009-approval-expiry-index.js';
 
 /** A static index: migrations are bundled with the code, never discovered on disk at run time. */
 const migrations: Record<string, Migration> = {
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   '0006-review-indexes': reviewIndexes,
   '0007-lease-due-index': leaseDueIndex,
   '0008-fingerprint-repeat-lookup': fingerprintRepeatLookup,
+  '0009-approval-expiry-index': approvalExpiryIndex,
 };
 
 export const migrationProvider: MigrationProvider = {

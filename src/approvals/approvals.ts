@@ -9,6 +9,8 @@ import { decide, type DecisionInput } from './decisions.js';
 import { viewOf, type ApprovalDeps } from './records.js';
 import type { WebhookTarget } from './webhook.js';
 import { WebhookOutbox } from './webhook-outbox.js';
+import { expireDueRequests, startExpirySweeper } from './request-expiry.js';
+import type { PeriodicTask } from '../core/periodic-task.js';
 import type { WorkScope } from '../store/work-scope.js';
 import { UiSessions } from '../principals/sessions.js';
 import { paramError } from '../operations/query-params.js';
@@ -48,6 +50,16 @@ export class Approvals implements ApprovalGate {
 
   refuseExpiredGrant(trx: Db, work: UnitOfWork, operation: GatedOperation): Promise<DomainError | null> {
     return this.gate.refuseExpiredGrant(trx, work, operation);
+  }
+
+  /** Expires pending requests whose time ran out, about every second (request-expiry.ts); started by `serve`. */
+  startExpirySweeper(onError: (error: unknown) => void): PeriodicTask {
+    return startExpirySweeper(this.deps, this.gate, onError);
+  }
+
+  /** One expiry pass now (request-expiry.ts): what the sweeper does each second. */
+  expireDueRequests(): Promise<number> {
+    return expireDueRequests(this.deps, this.gate);
   }
 
   /** Resolves when this instance's webhook deliveries are made or given up. */

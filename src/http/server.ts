@@ -107,6 +107,7 @@ export async function startServer(context: AppContext, options: ServeOptions): P
   }, CHECKPOINT_INTERVAL_MS);
   timer.unref();
   const sweeper = context.operations.startSweeper((err) => background.note('lease sweep failed', (err as Error)?.message ?? String(err)));
+  const requestExpiry = context.approvals.startExpirySweeper((err) => background.note('approval expiry failed', (err as Error)?.message ?? String(err)));
   const metricsListener = options.metrics ? await startMetricsListener(context.metrics, options.metrics.host, options.metrics.port) : null;
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -147,6 +148,7 @@ export async function startServer(context: AppContext, options: ServeOptions): P
       // A tick already running must finish before the caller closes the store under it.
       await checkpointTick;
       await sweeper.stop();
+      await requestExpiry.stop();
       await context.approvals.webhook.stop();
       if (context.store.arrivals === arrivals) context.store.arrivals = null;
     },

@@ -13,7 +13,8 @@ import type { DuplicatesQuery } from './duplicates-params.js';
 import { reportEvent } from './reports.js';
 import type { ReportBody } from './report-types.js';
 import { resolveOperation, type ResolveBody } from './resolve.js';
-import { startSweeper, sweepExpiredLeases, type Sweeper } from './sweeper.js';
+import { startSweeper, sweepExpiredLeases } from './sweeper.js';
+import type { PeriodicTask } from '../core/periodic-task.js';
 import type { WorkScope } from '../store/work-scope.js';
 import { KnownKeys } from './known-keys.js';
 
@@ -81,7 +82,7 @@ export class Operations {
     return sweepExpiredLeases(this.deps);
   }
 
-  startSweeper(onError: (error: unknown) => void): Sweeper {
+  startSweeper(onError: (error: unknown) => void): PeriodicTask {
     return startSweeper(this.deps, onError);
   }
 

@@ -1,4 +1,5 @@
 import type { Db } from '../store/store.js';
+import { startPeriodicTask, type PeriodicTask } from '../core/periodic-task.js';
 import { dueLeases, expireDueLeases } from './transitions.js';
 import type { OperationDeps } from './claim-types.js';
 
@@ -44,25 +45,7 @@ async function anyDue(deps: OperationDeps, nowMs: number, accountId: string | un
   return (await dueLeases(deps.store.db, nowMs, accountId, 1).executeTakeFirst()) !== undefined;
 }
 
-export interface Sweeper {
-  /** Stops the timer and waits for a sweep in flight, so the store can close under it. */
-  stop(): Promise<void>;
-}
-
-/** Runs the sweep about every second; a sweep never overlaps the previous one. */
-export function startSweeper(deps: OperationDeps, onError: (error: unknown) => void, intervalMs = 1000): Sweeper {
-  let inFlight: Promise<void> | null = null;
-  const timer = setInterval(() => {
-    if (inFlight) return;
-    inFlight = sweepExpiredLeases(deps).then(() => undefined, onError).finally(() => {
-      inFlight = null;
-    });
-  }, intervalMs);
-  timer.unref();
-  return {
-    stop: async () => {
-      clearInterval(timer);
-      await inFlight;
-    },
-  };
+/** Runs the sweep about every second (startPeriodicTask: a sweep never overlaps the previous one). */
+export function startSweeper(deps: OperationDeps, onError: (error: unknown) => void, intervalMs = 1000): PeriodicTask {
+  return startPeriodicTask(() => sweepExpiredLeases(deps), onError, intervalMs);
 }
