@@ -4,14 +4,19 @@ import { JsonInputError, parseStrictJson } from '../core/strict-json.js';
 import type { JsonValue } from '../core/json.js';
 import { DomainError } from '../core/errors.js';
 
-/** The command may nest 64 deep and sits one level inside the request body. */
-const BODY_MAX_DEPTH = 65;
+/**
+ * How deep a request body may nest. The command may nest 64 deep (CONTRACT §2) and sits one
+ * level inside a claim's body; a response body sits two levels inside a report's or a resolve's
+ * (`{"response": {"body": …}}`), and may nest as deep as a command, so that a response echoing
+ * a command can always be recorded (one that could not would leave its operation `unknown`).
+ */
+export const BODY_DEPTH = { command: 65, response: 66 } as const;
 
 /** Reads the raw body up to the limit, then parses it strictly (untrusted input: every failure is a 4xx). */
-export async function readJsonBody(ctx: Context, maxBytes: number): Promise<JsonValue> {
+export async function readJsonBody(ctx: Context, maxBytes: number, maxDepth: number = BODY_DEPTH.command): Promise<JsonValue> {
   const bytes = await readRawBody(ctx, maxBytes);
   try {
-    return parseStrictJson(bytes, { maxDepth: BODY_MAX_DEPTH });
+    return parseStrictJson(bytes, { maxDepth });
   } catch (error) {
     if (error instanceof JsonInputError) throw new DomainError(error.code, error.message);
     throw error;

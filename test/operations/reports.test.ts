@@ -28,6 +28,27 @@ for (const kind of await storeKinds()) {
     t.is((await verifyExitCode(app)).code, 0);
   });
 
+  test(`[${kind}] a response echoing a command of the deepest nesting a claim takes (64) is recorded; one level more is refused`, async (t) => {
+    const app = await startTestApp(t, kind);
+    const gw = await app.keyFor('acme', 'gateway');
+    const nest = (depth: number): unknown => (depth === 1 ? { leaf: true } : { n: nest(depth - 1) });
+    const deepest = nest(64);
+    const { body } = await claim(app, gw, 'k-deep', { method: 'POST', route: '/tickets', command: deepest });
+    t.is(body.outcome, 'created', JSON.stringify(body));
+    const token = body.lease.token;
+    await report(app, gw, body.operation.id, { type: 'sent', lease_token: token });
+    const tooDeep = await report(app, gw, body.operation.id, { type: 'completed', lease_token: token, outcome: 'succeeded', response: { status: 200, body: nest(65) } });
+    t.is(tooDeep.status, 400, tooDeep.text);
+    t.is(tooDeep.body.error.code, 'invalid_json');
+    const done = await report(app, gw, body.operation.id, { type: 'completed', lease_token: token, outcome: 'succeeded', response: { status: 200, body: deepest } });
+    t.is(done.status, 200, done.text);
+    t.deepEqual(done.body.operation.response.body, deepest);
+    const replay = await claim(app, gw, 'k-deep', { method: 'POST', route: '/tickets', command: deepest });
+    t.is(replay.body.outcome, 'replayed', JSON.stringify(replay.body).slice(0, 300));
+    t.deepEqual(replay.body.response.body, deepest, 'read back from the sealed event');
+    t.is((await verifyExitCode(app)).code, 0);
+  });
+
   test(`[${kind}] an identical repeat of a report answers 200 and records nothing, even after the terminal report`, async (t) => {
     const app = await startTestApp(t, kind);
     const gw = await app.keyFor('acme', 'gateway');

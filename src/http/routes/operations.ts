@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import type { AppContext } from '../../context.js';
 import { DomainError } from '../../core/errors.js';
 import { principalOf } from '../auth.js';
-import { readJsonBody } from '../body.js';
+import { BODY_DEPTH, readJsonBody } from '../body.js';
 import { newRouter, type RouteModule } from '../route-module.js';
 import { requireRole } from '../../principals/roles.js';
 import { validateClaim, validateReport, validateResolve } from '../request-schemas.js';
@@ -49,14 +49,14 @@ export function operationRoutes(deps: Pick<AppContext, 'operations' | 'metrics'>
 
   router.post('/v1/operations/:id/events', async (ctx) => {
     const principal = principalOf(ctx);
-    const report = normalizeReport(validateReport(await readJsonBody(ctx, ctx.state.maxBodyBytes)));
+    const report = normalizeReport(validateReport(await readJsonBody(ctx, ctx.state.maxBodyBytes, BODY_DEPTH.response)));
     ctx.body = { operation: await operations().report(principal, ctx.params.id!, report, workScopeOf(ctx)) };
   });
 
   router.post('/v1/operations/:id/resolve', async (ctx) => {
     const principal = principalOf(ctx);
     requireRole(principal, 'admin');
-    const body = validateResolve(await readJsonBody(ctx, ctx.state.maxBodyBytes));
+    const body = validateResolve(await readJsonBody(ctx, ctx.state.maxBodyBytes, BODY_DEPTH.response));
     ctx.body = { operation: await operations().resolve(principal, ctx.params.id!, body, workScopeOf(ctx)) };
   });
 
