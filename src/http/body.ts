@@ -5,7 +5,7 @@ import type { JsonValue } from '../core/json.js';
 import { DomainError } from '../core/errors.js';
 
 /**
- * How deep a request body may nest. The command may nest 64 deep (CONTRACT §2) and sits one
+ * How deep a request body may nest. The command may nest 64 deep (docs/http-api.md: bodies) and sits one
  * level inside a claim's body; a response body sits two levels inside a report's or a resolve's
  * (`{"response": {"body": …}}`), and may nest as deep as a command, so that a response echoing
  * a command can always be recorded (one that could not would leave its operation `unknown`).

@@ -2,7 +2,7 @@ import type { Db } from '../store/store.js';
 import type { EventType } from '../ledger/event-input.js';
 
 /**
- * The events a claim call records on the operation it asked for (CONTRACT §7). `scope_busy` is
+ * The events a claim call records on the operation it asked for (docs/formats.md#event-types). `scope_busy` is
  * not one: it is recorded on the operation holding the scope, by a claim that asked for another.
  */
 const CLAIM_CALL_EVENTS: readonly EventType[] = ['attempted', 'approval_requested', 'retried', 'replayed', 'conflicted', 'reused', 'leased'];
