@@ -304,6 +304,19 @@ export class Ledger {
     return checkpoint;
   }
 
+  /**
+   * The `ts` of one event, read by a statement of its own. On PostgreSQL (read committed) a
+   * `SELECT … FOR UPDATE` that waited for another instance's lock returns the head as that
+   * instance's commit left it, but the subquery in its select list still reads the statement's
+   * snapshot, taken before that commit: the event at the new size is not in it and `last_ts`
+   * came back null, so the next event was stamped by this instance's clock alone, earlier than
+   * its predecessor when that clock was behind. A new statement sees the committed event.
+   */
+  private async eventTs(trx: Db, accountId: string, seq: number): Promise<string | null> {
+    const row = await trx.selectFrom('events').select('ts').where('account_id', '=', accountId).where('seq', '=', seq).executeTakeFirst();
+    return row?.ts ?? null;
+  }
+
   /** Locks the chain head (a row lock on PostgreSQL; SQLite's writer lock already serialises), creating it on first use. */
   private async lockChainHead(trx: Db, accountId: string): Promise<ChainHead>;
   private async lockChainHead(trx: Db, accountId: string, options: { create: false }): Promise<ChainHead | undefined>;
@@ -315,6 +328,7 @@ export class Ledger {
         .where('account_id', '=', accountId),
     ).executeTakeFirst();
     const head = await select();
+    if (head && head.size > 0 && head.last_ts === null) head.last_ts = await this.eventTs(trx, accountId, head.size);
     if (head || !options.create) return head;
     await trx.insertInto('chains')
       .values({ account_id: accountId, size: 0, head_hash: GENESIS_PREV_HASH, frontier: '[]', checkpoint_size: 0 })

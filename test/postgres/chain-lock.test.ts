@@ -47,4 +47,43 @@ if (await postgresAvailable()) {
     const rows = await first.store.db.selectFrom('events').select(['seq', 'prev_hash', 'hash']).where('account_id', '=', 'acme').orderBy('seq').execute();
     t.deepEqual(rows.slice(1).map((r) => r.prev_hash), rows.slice(0, -1).map((r) => r.hash), 'each event links to the one before');
   });
+
+  test('[postgres] an append that waited on another instance\'s chain-head lock stamps its event no earlier than the one that instance wrote, whatever its own clock says', async (t) => {
+    const testStore = await createTestStore('postgres');
+    // The first instance's clock a minute ahead of the second's: only the clamp to the
+    // predecessor's ts can keep the second instance's event from going back in time.
+    const ahead = { now: () => Date.now() + 60_000 };
+    const first = await openContext(testStore.config, { clock: ahead });
+    const second = await openContext(testStore.config, { clock: { now: () => Date.now() } });
+    t.teardown(async () => {
+      await first.close();
+      await second.close();
+      await testStore.drop();
+    });
+    const append = (ctx: typeof first) => ctx.store.transact((trx) => ctx.ledger.append(trx, { account_id: 'acme', type: 'attempted', actor: null }));
+    await append(first);
+    let release!: () => void;
+    const holding = new Promise<void>((r) => (release = r));
+    let held!: () => void;
+    const isHeld = new Promise<void>((r) => (held = r));
+    const open = first.store.transact(async (trx) => {
+      const event = await first.ledger.append(trx, { account_id: 'acme', type: 'attempted', actor: null });
+      held();
+      await holding;
+      return event;
+    });
+    await isHeld;
+    // The second instance has no guess for acme: it locks the head, and waits for the first's commit.
+    const waiting = append(second);
+    for (;;) {
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`.execute(first.store.db);
+      if (rows[0]!.n > 0) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    release();
+    await Promise.all([open, waiting]);
+    const times = (await first.store.db.selectFrom('events').select(['seq', 'ts']).where('account_id', '=', 'acme').orderBy('seq').execute());
+    t.deepEqual(times.map((e) => e.seq), [1, 2, 3]);
+    t.true(times[2]!.ts >= times[1]!.ts, `seq 3 at ${times[2]!.ts} is before seq 2 at ${times[1]!.ts}`);
+  });
 }
