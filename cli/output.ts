@@ -1,6 +1,7 @@
 import { DomainError } from '../src/core/errors.js';
 import { KeyFileError } from '../src/config/key-files.js';
 import { PolicyConfigError } from '../src/policies/config-error.js';
+import { StoreUnavailableError } from '../src/store/store.js';
 
 export const EXIT_TAMPERED = 1;
 export const EXIT_USAGE = 2;
@@ -45,6 +46,13 @@ export async function runVerb(body: () => Promise<void>): Promise<void> {
   try {
     await body();
   } catch (error) {
+    if (error instanceof StoreUnavailableError) {
+      // Its own message speaks to an API client (retry with the same key); here the database is the news.
+      const cause = (error.cause as Error | undefined)?.message ?? 'no answer';
+      process.stderr.write(`gatehouse: cannot reach the database: ${cause}\n`);
+      process.exitCode = EXIT_USAGE;
+      return;
+    }
     if (error instanceof UsageError || error instanceof DomainError || error instanceof KeyFileError || error instanceof PolicyConfigError || isIoError(error)) {
       process.stderr.write(`gatehouse: ${(error as Error).message}\n`);
       process.exitCode = EXIT_USAGE;
@@ -54,7 +62,13 @@ export async function runVerb(body: () => Promise<void>): Promise<void> {
   }
 }
 
+/**
+ * An operating-system or database failure: Node's error codes, SQLite's, and PostgreSQL's
+ * (a server error carries `severity` and a five-character SQLSTATE: `3D000` for a database
+ * that does not exist, `28P01` for a wrong password, `57P03` for a server starting up).
+ */
 function isIoError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^(E[A-Z]+|SQLITE_\w+|ECONNREFUSED|\d{2}[0-9A-Z]{3})$/.test(code);
+  const { code, severity } = (error ?? {}) as { code?: unknown; severity?: unknown };
+  if (typeof code !== 'string') return false;
+  return /^(E[A-Z]+|SQLITE_\w+)$/.test(code) || (typeof severity === 'string' && /^[0-9A-Z]{5}$/.test(code));
 }

@@ -4,6 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { runCli } from '../helpers/server-process.js';
 import { DEFAULT_LIMITS } from '../../src/http/limits.js';
+import { storeKinds } from '../helpers/stores.js';
+
+// Asked before any test is declared: ava takes declarations only in the file's first synchronous run.
+const postgresUp = (await storeKinds()).includes('postgres');
+const ADMIN_URL = process.env.GATEHOUSE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 const cases: Array<[string, string[], RegExp]> = [
   ['a port that is not a number', ['serve', '--port', 'abc'], /--port must be a whole number/],
@@ -38,3 +43,21 @@ test('serve --help gives the per-client in-flight default the service applies: h
   t.true(help.includes('(default:halfof--max-in-flight)'), result.stdout);
   t.is(DEFAULT_LIMITS.maxInFlightPerClient as number, DEFAULT_LIMITS.maxInFlight / 2, 'src/http/limits.ts says the same');
 });
+
+
+for (const [where, url] of [
+  ['a PostgreSQL server that does not answer', 'postgres://postgres@127.0.0.1:1/none'],
+  ...(postgresUp ? [['a PostgreSQL database that does not exist', `${ADMIN_URL.replace(/\/[^/]*$/, '')}/gatehouse_no_such_database`]] : []),
+] as Array<[string, string]>) {
+  test(`the CLI: ${where} exits 2 with one line naming the database problem, for serve and for a verb that reads the ledger`, async (t) => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-usage-'));
+    t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+    for (const args of [['serve', '--port', '0'], ['principals', 'list']]) {
+      const result = await runCli([...args, '--data-dir', dataDir, '--database-url', url]);
+      t.is(result.code, 2, `${args.join(' ')}: ${result.stdout}${result.stderr}`);
+      t.regex(result.stderr, /^gatehouse: (cannot reach the database: )?(connect ECONNREFUSED|database "gatehouse_no_such_database" does not exist)/);
+      t.notRegex(result.stderr, /^\s+at /m);
+      t.notRegex(result.stderr, /idempotency key/, 'an API client\'s advice is no use at the command line');
+    }
+  });
+}
