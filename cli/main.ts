@@ -1,5 +1,6 @@
-import yargs from 'yargs';
-import { hideBin } from 'yargs/helpers';
+import { createRequire } from 'node:module';
+import type yargsType from 'yargs';
+import type * as yargsHelpers from 'yargs/helpers';
 import { initCommand } from './commands/init.js';
 import { serveCommand } from './commands/serve.js';
 import { principalsCommand } from './commands/principals.js';
@@ -13,6 +14,14 @@ import { proveCommand } from './commands/prove.js';
 import { verifyEvidenceCommand } from './commands/verify-evidence.js';
 import { EXIT_USAGE, UsageError } from './output.js';
 import { ownVersion } from './version.js';
+
+// yargs through its CommonJS build, on purpose. Its ESM build lays out --help with cliui's ESM
+// build, whose line wrapping cuts words in half ("(SQLite / ) gatehouse.db", "1 M / iB"); the
+// CommonJS one wraps at word boundaries (wrap-ansi). It also loads one bundled file instead of
+// some thirty modules. Only the values come this way: the types are yargs' own.
+const require = createRequire(import.meta.url);
+const yargs = require('yargs') as typeof yargsType;
+const { hideBin } = require('yargs/helpers') as typeof yargsHelpers;
 
 await yargs(hideBin(process.argv))
   .scriptName('gatehouse')

@@ -35,10 +35,19 @@ for (const [situation, args, message] of cases) {
   });
 }
 
+test('--help wraps its descriptions between words, never inside one', async (t) => {
+  const result = await runCli(['serve', '--help']);
+  t.is(result.code, 0, result.stderr);
+  const help = result.stdout.replace(/\s+/g, ' ');
+  for (const phrase of ['(SQLite) gatehouse.db', 'DATA_DIR/gatehouse.db', '(1mb = 1 MiB)', 'X-Forwarded-For and set X-Forwarded-Proto']) {
+    t.true(help.includes(phrase), `"${phrase}" is cut in: ${result.stdout}`);
+  }
+});
+
 test('serve --help gives the per-client in-flight default the service applies: half of --max-in-flight', async (t) => {
   const result = await runCli(['serve', '--help']);
   t.is(result.code, 0, result.stderr);
-  // yargs wraps the description at the terminal's width, inside words too.
+  // Lines wrap at the terminal's width: compare without the whitespace.
   const help = result.stdout.replace(/\s+/g, '');
   t.true(help.includes('(default:halfof--max-in-flight)'), result.stdout);
   t.is(DEFAULT_LIMITS.maxInFlightPerClient as number, DEFAULT_LIMITS.maxInFlight / 2, 'src/http/limits.ts says the same');
