@@ -52,6 +52,16 @@ export class Approvals implements ApprovalGate {
     return this.gate.refuseExpiredGrant(trx, work, operation);
   }
 
+  /**
+   * Whether the principal asked for the approval's operation (its first claim, this request, or
+   * any later claim call answered with it): `decide` refuses such a principal (self_approval),
+   * so the approver page offers it no form.
+   */
+  async askedFor(principal: Principal, approval: ApprovalView): Promise<boolean> {
+    const operation = { id: String(approval.operation_id), account_id: String(approval.account_id) };
+    return approval.requested_by === principal.id || this.deps.operations.hasClaimed(this.deps.store.db, operation, principal.id);
+  }
+
   /** Expires pending requests whose time ran out, about every second (request-expiry.ts); started by `serve`. */
   startExpirySweeper(onError: (error: unknown) => void): PeriodicTask {
     return startExpirySweeper(this.deps, this.gate, onError);

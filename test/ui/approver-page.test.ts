@@ -97,3 +97,28 @@ test('[sqlite] a form post without the CSRF token, or with a wrong one, is refus
   const gatewayLogin = await fetch(`${app.url}/ui/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ key: await app.keyFor(ACCOUNT, 'gateway') }) });
   t.is(gatewayLogin.status, 401, 'only approvers and admins sign in');
 });
+
+test('[sqlite] a principal that retried someone else\'s claim sees no decision form on the approval page, and its post is refused with that reason shown', async (t) => {
+  const app = await startApprovalApp(t, 'sqlite', paymentsPolicy());
+  const both = await app.keyFor(ACCOUNT, 'gateway', 'approver');
+  const key = newKey();
+  const claim = await app.claim(key, payment());
+  t.is((await app.claim(key, payment(), both)).status, 202, 'the retry by the second key');
+  const login = await fetch(`${app.url}/ui/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ key: both }) });
+  t.is(login.status, 303);
+  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+  const page = await (await fetch(`${app.url}/ui/approvals/${claim.body.approval.id}`, { headers: { cookie } })).text();
+  t.regex(page, /You asked for this operation \(your key claimed it\), so someone else must decide it\./);
+  t.notRegex(page, /<form[^>]*decisions/, 'no decision form');
+  // Posting anyway (a form kept from before): refused, and the page says why.
+  const csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? (await app.context.store.db.selectFrom('ui_sessions').select('csrf_token').executeTakeFirstOrThrow()).csrf_token;
+  const post = await fetch(`${app.url}/ui/approvals/${claim.body.approval.id}/decisions`, {
+    method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ csrf, decision: 'approve', fingerprint: claim.body.operation.fingerprint, reason: 'looks fine' }),
+  });
+  t.is(post.status, 403);
+  t.regex(await post.text(), /cannot decide on its approval/);
+  const approval = (await app.request('GET', `/v1/approvals/${claim.body.approval.id}`, { key: app.approver })).body.approval;
+  t.is(approval.state, 'pending');
+  t.deepEqual(approval.decisions, []);
+});

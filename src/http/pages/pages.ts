@@ -18,7 +18,8 @@ export function listPage(session: UiSession, items: ApprovalView[], now: number)
   return page('Pending approvals', session, html`<h1>Pending approvals</h1>${body}`);
 }
 
-export function detailPage(session: UiSession, a: ApprovalView, now: number, error: { code: string; message: string } | null): string {
+/** `askedFor`: the viewer asked for this operation (Approvals.askedFor), so it may not decide. */
+export function detailPage(session: UiSession, a: ApprovalView, now: number, error: { code: string; message: string } | null, askedFor: boolean): string {
   const s = summaryOf(a);
   const decisions = (a.decisions ?? []) as DecisionView[];
   const commandText = JSON.stringify(a.command) ?? '';
@@ -47,12 +48,12 @@ ${invisible > 0 ? html`<div class="notice" role="alert"><strong>Look closely:</s
 <pre class="command" id="command">${showJson(a.command)}</pre>
 ${decisions.length > 0 ? html`<h2>Decisions</h2><div class="card"><dl class="facts">${decisions.map((d) =>
     html`<dt>${d.decision === 'approve' ? 'Approved' : 'Denied'}</dt><dd><code>${d.approver}</code> at ${d.decided_at}${d.reason ? html` — ${d.reason}` : ''}</dd>`)}</dl></div>` : ''}
-${decisionForm(session, a, decisions)}`);
+${decisionForm(session, a, decisions, askedFor)}`);
 }
 
-function decisionForm(session: UiSession, a: ApprovalView, decisions: DecisionView[]): Html {
+function decisionForm(session: UiSession, a: ApprovalView, decisions: DecisionView[], askedFor: boolean): Html {
   if (a.state !== 'pending') return html`<p class="muted">This approval is ${a.state}; nothing is left to decide.</p>`;
-  if (a.requested_by === session.principal.id) return html`<p class="muted">You made this request, so someone else must decide it.</p>`;
+  if (askedFor) return html`<p class="muted">You asked for this operation (your key claimed it), so someone else must decide it.</p>`;
   if (decisions.some((d) => d.approver === session.principal.id)) return html`<p class="muted">You have decided; waiting for other approvers.</p>`;
   return html`<h2>Your decision</h2>
 <form class="card" method="post" action="/ui/approvals/${encodeURIComponent(a.id)}/decisions">

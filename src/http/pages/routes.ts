@@ -85,7 +85,7 @@ export function uiRoutes(deps: Pick<AppContext, 'approvals' | 'principals' | 'cl
     const session = await viewingSession(ctx, approvals);
     if (!session) return;
     const approval = await approvals.get(session.principal, ctx.params.id!);
-    sendHtml(ctx, 200, detailPage(session, approval, deps.clock.now(), null));
+    sendHtml(ctx, 200, detailPage(session, approval, deps.clock.now(), null, await approvals.askedFor(session.principal, approval)));
   });
   router.post('/approvals/:id/decisions', async (ctx) => {
     const session = await postingSession(ctx, approvals);
@@ -98,7 +98,8 @@ export function uiRoutes(deps: Pick<AppContext, 'approvals' | 'principals' | 'cl
       if (!(error instanceof DomainError) || error.code === 'not_found' || error.code === 'forbidden') throw error;
       // Show the approval again, as it is now, with what went wrong.
       const approval = await approvals.get(session.principal, ctx.params.id!);
-      return sendHtml(ctx, httpErrorOf(error).status, detailPage(session, approval, deps.clock.now(), { code: httpErrorOf(error).code, message: error.message }));
+      const asked = await approvals.askedFor(session.principal, approval);
+      return sendHtml(ctx, httpErrorOf(error).status, detailPage(session, approval, deps.clock.now(), { code: httpErrorOf(error).code, message: error.message }, asked));
     }
     ctx.status = 303;
     ctx.redirect(`/ui/approvals/${encodeURIComponent(ctx.params.id!)}`);
