@@ -122,3 +122,59 @@ test('[sqlite] a principal that retried someone else\'s claim sees no decision f
   t.is(approval.state, 'pending');
   t.deepEqual(approval.decisions, []);
 });
+
+/** Signs in through the form; the session's cookie and its CSRF token. */
+async function signIn(app: Awaited<ReturnType<typeof startApprovalApp>>, key: string): Promise<{ cookie: string; csrf: string }> {
+  const login = await fetch(`${app.url}/ui/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ key }) });
+  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+  const sessions = await app.context.store.db.selectFrom('ui_sessions').select(['csrf_token', 'expires_at']).orderBy('expires_at', 'desc').execute();
+  return { cookie, csrf: sessions[0]!.csrf_token };
+}
+
+test('[sqlite] the decision form takes what the API takes and needs a reason: a missing or over-long one is refused on the page, and nothing is decided', async (t) => {
+  const app = await startApprovalApp(t, 'sqlite', paymentsPolicy());
+  const claim = await app.claim(newKey(), payment());
+  const { cookie, csrf } = await signIn(app, app.approver);
+  const post = (fields: Record<string, string>) => fetch(`${app.url}/ui/approvals/${claim.body.approval.id}/decisions`, {
+    method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ csrf, decision: 'approve', fingerprint: claim.body.operation.fingerprint, ...fields }),
+  });
+  for (const [what, fields, message] of [
+    ['no reason', {}, /give a reason for your decision/],
+    ['a blank reason', { reason: '   ' }, /give a reason for your decision/],
+    ['a reason of 2001 characters', { reason: 'x'.repeat(2001) }, /reason/],
+    ['an unknown decision', { reason: 'ok', decision: 'maybe' }, /decision/],
+  ] as Array<[string, Record<string, string>, RegExp]>) {
+    const res = await post(fields);
+    t.is(res.status, 400, what);
+    const text = await res.text();
+    t.regex(text, /invalid_request/, what);
+    t.regex(text, message, what);
+    t.regex(text, /<form[^>]*decisions/, `${what}: the page shows the approval again, with its form`);
+  }
+  const approval = (await app.request('GET', `/v1/approvals/${claim.body.approval.id}`, { key: app.approver })).body.approval;
+  t.is(approval.state, 'pending');
+  t.deepEqual(approval.decisions, []);
+  t.is((await post({ reason: 'x'.repeat(2000) })).status, 303, '2000 characters, as the API takes');
+});
+
+test('[sqlite] the pending list puts apart what the viewer may not decide: requests it asked for, and ones it already decided', async (t) => {
+  const app = await startApprovalApp(t, 'sqlite', paymentsPolicy({ approvers: 2 }));
+  const both = await app.keyFor(ACCOUNT, 'gateway', 'approver');
+  const mine = await app.claim(newKey(), payment(100), both);
+  const retriedKey = newKey();
+  const retried = await app.claim(retriedKey, payment(200));
+  await app.claim(retriedKey, payment(200), both);
+  const decided = await app.claim(newKey(), payment(300));
+  t.is((await app.decide(decided.body.approval.id, 'approve', decided.body.operation.fingerprint, both)).status, 200);
+  const open = await app.claim(newKey(), payment(400));
+  const { cookie } = await signIn(app, both);
+  const page = await (await fetch(`${app.url}/ui/approvals`, { headers: { cookie } })).text();
+  const [toDecide, waiting = ''] = page.split('<h2>Waiting on others</h2>');
+  const link = (c: { body: { approval: { id: string } } }) => `/ui/approvals/${c.body.approval.id}`;
+  t.true(toDecide!.includes(link(open)), 'the one it may decide');
+  for (const c of [mine, retried, decided]) t.false(toDecide!.includes(link(c)));
+  t.true(waiting.includes(link(mine)) && waiting.includes(link(retried)) && waiting.includes(link(decided)));
+  t.regex(waiting, /You asked for this operation: someone else decides it\./);
+  t.regex(waiting, /You have decided; waiting for other approvers\./);
+});

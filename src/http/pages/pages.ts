@@ -4,18 +4,24 @@ import { countInvisible, html, showJson, type Html } from './html.js';
 import { page, timeLeft } from './layout.js';
 import type { UiSession } from '../../principals/sessions.js';
 
-export function listPage(session: UiSession, items: ApprovalView[], now: number): string {
-  const body = items.length === 0
-    ? html`<div class="card"><p>Nothing is waiting for your approval.</p></div>`
-    : html`<ul class="list">${items.map((a) => {
-      const s = summaryOf(a);
-      return html`<li><a href="/ui/approvals/${encodeURIComponent(a.id)}">
+/**
+ * The pending approvals: first those the viewer may decide, then, apart, those waiting on others
+ * because the viewer asked for the operation or has already decided (`why` says which).
+ */
+export function listPage(session: UiSession, toDecide: ApprovalView[], waiting: Array<{ approval: ApprovalView; why: string }>, now: number): string {
+  const item = (a: ApprovalView, why: string | null) => {
+    const s = summaryOf(a);
+    return html`<li><a href="/ui/approvals/${encodeURIComponent(a.id)}">
         <div class="row"><strong>${s.operation ?? `${String(a.method)} ${String(a.route)}`}</strong><span class="muted">${timeLeft(String(a.expires_at), now)}</span></div>
         <div>${s.target ?? ''}</div>
-        <div class="muted">${s.consequence ?? 'No consequence stated'}</div>
+        <div class="muted">${why ?? s.consequence ?? 'No consequence stated'}</div>
       </a></li>`;
-    })}</ul>`;
-  return page('Pending approvals', session, html`<h1>Pending approvals</h1>${body}`);
+  };
+  const body = toDecide.length === 0
+    ? html`<div class="card"><p>Nothing is waiting for your approval.</p></div>`
+    : html`<ul class="list">${toDecide.map((a) => item(a, null))}</ul>`;
+  const others = waiting.length === 0 ? '' : html`<h2>Waiting on others</h2><ul class="list" id="waiting">${waiting.map((w) => item(w.approval, w.why))}</ul>`;
+  return page('Pending approvals', session, html`<h1>Pending approvals</h1>${body}${others}`);
 }
 
 /** `askedFor`: the viewer asked for this operation (Approvals.askedFor), so it may not decide. */

@@ -12,6 +12,7 @@ import { detailPage, listPage } from './pages.js';
 import { COOKIE, postingSession, refuseCrossSite, SECURITY_HEADERS, sendHtml, uiErrors, viewingSession } from './session.js';
 import { clientOf, SignInThrottle } from './sign-in-throttle.js';
 import { workScopeOf } from '../deadline.js';
+import { validateDecision } from '../request-schemas.js';
 import { STYLESHEET } from './style.js';
 
 /** A sign-in form holds one key (~50 bytes) and a CSRF-free field or two: 4 KiB, within 5 s. */
@@ -79,7 +80,15 @@ export function uiRoutes(deps: Pick<AppContext, 'approvals' | 'principals' | 'cl
     const session = await viewingSession(ctx, approvals);
     if (!session) return;
     const { items } = await approvals.list(session.principal, { state: 'pending', limit: 200 });
-    sendHtml(ctx, 200, listPage(session, items, deps.clock.now()));
+    const toDecide: typeof items = [];
+    const waiting: Array<{ approval: (typeof items)[number]; why: string }> = [];
+    for (const approval of items) {
+      const decided = ((approval.decisions ?? []) as Array<{ approver: string }>).some((d) => d.approver === session.principal.id);
+      if (await approvals.askedFor(session.principal, approval)) waiting.push({ approval, why: 'You asked for this operation: someone else decides it.' });
+      else if (decided) waiting.push({ approval, why: 'You have decided; waiting for other approvers.' });
+      else toDecide.push(approval);
+    }
+    sendHtml(ctx, 200, listPage(session, toDecide, waiting, deps.clock.now()));
   });
   router.get('/approvals/:id', async (ctx) => {
     const session = await viewingSession(ctx, approvals);
@@ -90,10 +99,14 @@ export function uiRoutes(deps: Pick<AppContext, 'approvals' | 'principals' | 'cl
   router.post('/approvals/:id/decisions', async (ctx) => {
     const session = await postingSession(ctx, approvals);
     const form = ctx.state.form as Map<string, string>;
-    const decision = form.get('decision');
-    if (decision !== 'approve' && decision !== 'deny') throw new DomainError('invalid_request', 'choose approve or deny');
     try {
-      await approvals.decide(session.principal, ctx.params.id!, { decision, fingerprint: form.get('fingerprint') ?? '', reason: form.get('reason') ?? null }, workScopeOf(ctx));
+      const reason = form.get('reason')?.trim() ?? '';
+      // The page asks for a reason; past that the API's own schema checks the form, so it takes
+      // nothing the API would refuse (a reason over 2000 characters, an unknown decision).
+      if (reason === '') throw new DomainError('invalid_request', 'give a reason for your decision');
+      const decision = form.get('decision');
+      const input = validateDecision({ ...(decision === undefined ? {} : { decision }), fingerprint: form.get('fingerprint') ?? '', reason });
+      await approvals.decide(session.principal, ctx.params.id!, input, workScopeOf(ctx));
     } catch (error) {
       if (!(error instanceof DomainError) || error.code === 'not_found' || error.code === 'forbidden') throw error;
       // Show the approval again, as it is now, with what went wrong.
