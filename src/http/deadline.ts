@@ -31,6 +31,15 @@ export function runWithDeadline(ctx: Context, next: Next, deadlineMs: number, on
     if (!ctx.res.writableFinished) scope.abandon('client_gone');
   };
   ctx.res.once('close', onClose);
+  // The client's FIN reaches us as the socket's 'end'. Node's server then ends the connection
+  // (httpAllowHalfOpen is off), so no answer can reach that client any more: the request is
+  // abandoned then, not at the response's 'close', which comes in a later phase of the event
+  // loop — after a SQLite batch, which runs to its COMMIT without yielding, may have committed
+  // the work of a client that left while the process was stopped (BENCHMARKS.md, twenty-ninth
+  // session). A FIN read before the request reached us has ended the socket already.
+  const socket = ctx.req.socket;
+  if (socket.readableEnded) onClose();
+  else socket.once('end', onClose);
   const work = next();
   // One promise settled by whichever comes first, the work or the timer (not a Promise.race of
   // two: a replay's whole answer costs ~100 µs, and the race's promises were a share of it). The
@@ -39,12 +48,14 @@ export function runWithDeadline(ctx: Context, next: Next, deadlineMs: number, on
   return new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       ctx.res.off('close', onClose);
+      socket.off('end', onClose);
       reject(deadlineRefusal(ctx, scope, deadlineMs));
     }, deadlineMs);
     const ended = () => {
       onWorkEnded();
       clearTimeout(timer);
       ctx.res.off('close', onClose);
+      socket.off('end', onClose);
     };
     work.then(() => {
       ended();

@@ -25,12 +25,25 @@ const BUSY_RETRY_MS = 25;
 /** The longest a batch is held while connections keep arriving: about what one batch of claims takes to run and commit, so the latency it adds stays below one batch's. */
 export const ARRIVAL_HOLD_MS = 10;
 
+/**
+ * How often the store notes that the event loop runs; the gap that counts as a stall (below any
+ * client timeout worth the name); and how long after one units stay careful (SqliteStore.turn):
+ * the requests that piled up meanwhile come in over many turns (one connection accepted per turn).
+ */
+const TICK_MS = 100;
+const STALL_MS = 500;
+const CAREFUL_AFTER_STALL_MS = 2_000;
+
 interface Unit {
   run: (trx: Db, work: UnitOfWork) => Promise<unknown>;
   /** The request the unit belongs to, taken when it was queued (a batch runs in the first unit's async context). */
   scope: WorkScope | undefined;
   /** performance.now() when queued: the busy wait counts from here, so batches queued behind a wait do not wait again. */
   queuedAt: number;
+  /** The store's turn when queued (SqliteStore.turn). */
+  queuedTurn: number;
+  /** Queued right after the event loop stalled: it runs two turns after its own at the earliest (SqliteStore.turn). */
+  careful: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -57,6 +70,22 @@ export class SqliteStore implements Store {
   /** Transaction control, prepared once: a guarded batch runs two of these per unit. */
   private readonly control: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo', BetterSqlite3.Statement>;
   private draining = false;
+  /**
+   * Turns of the event loop the drain has seen (one per setImmediate it awaited). A batch runs to
+   * its COMMIT without yielding, and a unit queued from a request read in a turn's I/O phase
+   * runs in that same turn. After a stall (the process stopped, the loop blocked), a request read
+   * then may have waited unread long enough for its client to give up: its FIN is in the kernel
+   * behind it, and is read only in the next I/O phase, where it abandons the request
+   * (http/deadline.ts). So a unit queued right after a stall (`careful`) waits for that phase: two
+   * turns after its own. Not every unit: that wait cost new-key claims ×0.86–0.91 (BENCHMARKS.md,
+   * twenty-ninth session).
+   */
+  private turn = 0;
+  /** When the loop last ran this store's tick (performance.now()); a gap past STALL_MS is a stall. */
+  private tickedAt = performance.now();
+  /** Units queued before this (performance.now()) are careful: CAREFUL_AFTER_STALL_MS past the last stall seen. */
+  private carefulUntil = 0;
+  private readonly ticker: NodeJS.Timeout;
   /** Each unit in its own SAVEPOINT: after a batch that one unit rolled back, until a batch goes through clean. */
   private guarded = false;
   onCommit: CommitObserver | null = null;
@@ -77,6 +106,8 @@ export class SqliteStore implements Store {
     // holds nothing a crash needs (the WAL does), so it stays in memory; so do temp b-trees, which
     // the service's queries keep small (every listing is paged).
     this.raw.pragma('temp_store = MEMORY');
+    this.ticker = setInterval(() => this.tick(), TICK_MS);
+    this.ticker.unref();
     this.control = {
       begin: this.raw.prepare('BEGIN IMMEDIATE'),
       commit: this.raw.prepare('COMMIT'),
@@ -121,7 +152,10 @@ export class SqliteStore implements Store {
         scope?.unitSettled();
         done(value);
       };
-      this.queue.push({ run, scope, queuedAt: performance.now(), resolve: settle(resolve as (value: unknown) => void), reject: settle(reject) });
+      const queuedAt = performance.now();
+      // The tick may not have run yet since the loop came back: the gap itself says so.
+      const careful = queuedAt < this.carefulUntil || queuedAt - this.tickedAt > STALL_MS;
+      this.queue.push({ run, scope, queuedAt, queuedTurn: this.turn, careful, resolve: settle(resolve as (value: unknown) => void), reject: settle(reject) });
       if (!this.draining) void this.drain();
     });
   }
@@ -131,6 +165,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.ticker);
     while (this.draining || this.queue.length > 0) await new Promise((r) => setTimeout(r, 5));
     await this.db.destroy();
   }
@@ -140,9 +175,10 @@ export class SqliteStore implements Store {
     try {
       while (this.queue.length > 0) {
         // Let the event loop hand us every request that arrived during the last fsync.
-        await nextTurn();
+        await this.nextTurn();
         await this.letArrivalsIn();
-        const batch = this.queue.splice(0, MAX_BATCH);
+        const batch = this.queue.splice(0, this.ready());
+        if (batch.length === 0) continue;
         const outcome = new BatchOutcome(batch);
         try {
           await this.begin(batch[0]!.queuedAt + BUSY_WAIT_MS);
@@ -175,7 +211,25 @@ export class SqliteStore implements Store {
   private async letArrivalsIn(): Promise<void> {
     if (!this.arrivals) return;
     const until = performance.now() + ARRIVAL_HOLD_MS;
-    while (this.arrivals() && performance.now() < until) await nextTurn();
+    while (this.arrivals() && performance.now() < until) await this.nextTurn();
+  }
+
+  private tick(): void {
+    const now = performance.now();
+    if (now - this.tickedAt > STALL_MS) this.carefulUntil = now + CAREFUL_AFTER_STALL_MS;
+    this.tickedAt = now;
+  }
+
+  private async nextTurn(): Promise<void> {
+    await nextTurn();
+    this.turn++;
+  }
+
+  /** How many units at the queue's head may run now (up to MAX_BATCH): all, but a careful one queued less than two turns ago (`turn`). */
+  private ready(): number {
+    let n = 0;
+    while (n < this.queue.length && n < MAX_BATCH && (!this.queue[n]!.careful || this.queue[n]!.queuedTurn + 2 <= this.turn)) n++;
+    return n;
   }
 
   /** BEGIN IMMEDIATE, retried without blocking the event loop while another connection holds the write lock. */
