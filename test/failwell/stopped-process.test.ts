@@ -3,7 +3,7 @@ import { addPrincipalWith, spawnGatehouse } from '../helpers/server-process.js';
 import { createTestStore, storeKinds } from '../helpers/stores.js';
 
 /**
- * CONTRACT §2's "a request whose client has gone before its work starts is not run", against a
+ * docs/http-api.md's "a request whose client closed the connection before its work started is not run", against a
  * process that stops answering for a while (SIGSTOP: a stalled host, a GC or swap storm, a
  * paused container). Clients keep sending claims while it is stopped and give up on each after
  * a second; when it runs again, every one of those connections holds a whole request and its
