@@ -6,7 +6,7 @@ import type { ApprovalPolicy } from '../policies/policies.js';
 import type { ApprovalGate, ApprovalStanding, ApprovalView, GatedOperation, OperationSummary } from './seam.js';
 import { Gate } from './gate.js';
 import { decide, type DecisionInput } from './decisions.js';
-import { viewOf, type ApprovalDeps } from './records.js';
+import { askedFor, viewOf, type ApprovalDeps, type ApprovalRow } from './records.js';
 import type { WebhookTarget } from './webhook.js';
 import { WebhookOutbox } from './webhook-outbox.js';
 import { expireDueRequests, startExpirySweeper } from './request-expiry.js';
@@ -57,9 +57,9 @@ export class Approvals implements ApprovalGate {
    * any later claim call answered with it): `decide` refuses such a principal (self_approval),
    * so the approver page offers it no form.
    */
-  async askedFor(principal: Principal, approval: ApprovalView): Promise<boolean> {
-    const operation = { id: String(approval.operation_id), account_id: String(approval.account_id) };
-    return approval.requested_by === principal.id || this.deps.operations.hasClaimed(this.deps.store.db, operation, principal.id);
+  askedFor(principal: Principal, approval: ApprovalView): Promise<boolean> {
+    const { requested_by, account_id, operation_id } = approval as ApprovalView & Pick<ApprovalRow, 'requested_by' | 'account_id' | 'operation_id'>;
+    return askedFor(this.deps, this.deps.store.db, { requested_by, account_id, operation_id }, principal.id);
   }
 
   /** Expires pending requests whose time ran out, about every second (request-expiry.ts); started by `serve`. */

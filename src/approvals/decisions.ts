@@ -10,7 +10,7 @@ import type { ApprovalView } from './seam.js';
 import type { Gate } from './gate.js';
 import { eventFacts } from './gate.js';
 import type { WorkScope } from '../store/work-scope.js';
-import { loadOperation, viewOf, type ApprovalDeps, type ApprovalRow, type OperationFacts } from './records.js';
+import { askedFor, loadOperation, viewOf, type ApprovalDeps, type ApprovalRow, type OperationFacts } from './records.js';
 
 /** An approver's decision (schema/requests/decide-approval.json). */
 export type DecisionInput = DecideApprovalBody;
@@ -29,9 +29,9 @@ export async function decide(
     if (!row || !canActInAccount(principal, row.account_id)) throw new DomainError('not_found', `no approval ${approvalId}`);
     const op = await loadOperation(trx, row.account_id, row.operation_id);
     if (!op) throw new DomainError('not_found', `no approval ${approvalId}`);
-    // A requester is whoever asked for the write: the first claim, the claim that requested this
-    // approval, or any later claim call with the same key (hasClaimed).
-    if (principal.id === row.requested_by || principal.id === op.requested_by || await deps.operations.hasClaimed(trx, op, principal.id)) {
+    // A requester is whoever asked for the write: the first claim (also an `attempted` event, but
+    // on the row already read), the claim that requested this approval, or any later claim call.
+    if (principal.id === op.requested_by || await askedFor(deps, trx, row, principal.id)) {
       throw new DomainError('self_approval', 'a principal that claimed this operation cannot decide on its approval');
     }
     const now = deps.clock.now();

@@ -45,6 +45,18 @@ export async function loadOperation(db: Db, accountId: string, operationId: stri
     .where('account_id', '=', accountId).where('id', '=', operationId).executeTakeFirst();
 }
 
+/**
+ * Whether the principal asked for the approval's operation: this request's principal, or any
+ * claim call recorded on the operation (its first claim, a retry, the claim that took the lease:
+ * OperationPort.hasClaimed). Such a principal may not decide on it (self_approval).
+ */
+export async function askedFor(
+  deps: ApprovalDeps, db: Db, approval: Pick<ApprovalRow, 'requested_by' | 'account_id' | 'operation_id'>, principalId: string,
+): Promise<boolean> {
+  return approval.requested_by === principalId
+    || deps.operations.hasClaimed(db, { id: approval.operation_id, account_id: approval.account_id }, principalId);
+}
+
 /** A pending approval whose request time ran out is shown as expired even before anyone touched it. */
 export function effectiveState(row: ApprovalRow, now: number): ApprovalView['state'] {
   if (row.state === 'pending' && now >= Number(row.expires_at)) return 'expired';

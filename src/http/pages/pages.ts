@@ -4,11 +4,33 @@ import { countInvisible, html, showJson, type Html } from './html.js';
 import { page, timeLeft } from './layout.js';
 import type { UiSession } from '../../principals/sessions.js';
 
+/** A pending approval as the list shows it: `askedFor`, the viewer asked for its operation (Approvals.askedFor). */
+export interface ListedApproval {
+  approval: ApprovalView;
+  askedFor: boolean;
+}
+
 /**
- * The pending approvals: first those the viewer may decide, then, apart, those waiting on others
- * because the viewer asked for the operation or has already decided (`why` says which).
+ * Why the viewer has no decision to make on a pending approval (decide would refuse it), or null
+ * when it may decide: it asked for the operation, or it has decided already. The list and the
+ * approval page both go by it.
  */
-export function listPage(session: UiSession, toDecide: ApprovalView[], waiting: Array<{ approval: ApprovalView; why: string }>, now: number): string {
+function noDecisionFor(session: UiSession, a: ApprovalView, askedFor: boolean): 'asked' | 'decided' | null {
+  if (askedFor) return 'asked';
+  return ((a.decisions ?? []) as DecisionView[]).some((d) => d.approver === session.principal.id) ? 'decided' : null;
+}
+
+const WAITING_WHY = { asked: 'You asked for this operation: someone else decides it.', decided: 'You have decided; waiting for other approvers.' } as const;
+
+/** The pending approvals: first those the viewer may decide, then, apart, those waiting on others (noDecisionFor says why). */
+export function listPage(session: UiSession, items: ListedApproval[], now: number): string {
+  const toDecide: ApprovalView[] = [];
+  const waiting: Array<{ approval: ApprovalView; why: string }> = [];
+  for (const { approval, askedFor } of items) {
+    const reason = noDecisionFor(session, approval, askedFor);
+    if (reason === null) toDecide.push(approval);
+    else waiting.push({ approval, why: WAITING_WHY[reason] });
+  }
   const item = (a: ApprovalView, why: string | null) => {
     const s = summaryOf(a);
     return html`<li><a href="/ui/approvals/${encodeURIComponent(a.id)}">
@@ -54,13 +76,14 @@ ${invisible > 0 ? html`<div class="notice" role="alert"><strong>Look closely:</s
 <pre class="command" id="command">${showJson(a.command)}</pre>
 ${decisions.length > 0 ? html`<h2>Decisions</h2><div class="card"><dl class="facts">${decisions.map((d) =>
     html`<dt>${d.decision === 'approve' ? 'Approved' : 'Denied'}</dt><dd><code>${d.approver}</code> at ${d.decided_at}${d.reason ? html` — ${d.reason}` : ''}</dd>`)}</dl></div>` : ''}
-${decisionForm(session, a, decisions, askedFor)}`);
+${decisionForm(session, a, askedFor)}`);
 }
 
-function decisionForm(session: UiSession, a: ApprovalView, decisions: DecisionView[], askedFor: boolean): Html {
+function decisionForm(session: UiSession, a: ApprovalView, askedFor: boolean): Html {
   if (a.state !== 'pending') return html`<p class="muted">This approval is ${a.state}; nothing is left to decide.</p>`;
-  if (askedFor) return html`<p class="muted">You asked for this operation (your key claimed it), so someone else must decide it.</p>`;
-  if (decisions.some((d) => d.approver === session.principal.id)) return html`<p class="muted">You have decided; waiting for other approvers.</p>`;
+  const reason = noDecisionFor(session, a, askedFor);
+  if (reason === 'asked') return html`<p class="muted">You asked for this operation (your key claimed it), so someone else must decide it.</p>`;
+  if (reason === 'decided') return html`<p class="muted">${WAITING_WHY.decided}</p>`;
   return html`<h2>Your decision</h2>
 <form class="card" method="post" action="/ui/approvals/${encodeURIComponent(a.id)}/decisions">
   <input type="hidden" name="csrf" value="${session.csrfToken}">

@@ -80,15 +80,8 @@ export function uiRoutes(deps: Pick<AppContext, 'approvals' | 'principals' | 'cl
     const session = await viewingSession(ctx, approvals);
     if (!session) return;
     const { items } = await approvals.list(session.principal, { state: 'pending', limit: 200 });
-    const toDecide: typeof items = [];
-    const waiting: Array<{ approval: (typeof items)[number]; why: string }> = [];
-    for (const approval of items) {
-      const decided = ((approval.decisions ?? []) as Array<{ approver: string }>).some((d) => d.approver === session.principal.id);
-      if (await approvals.askedFor(session.principal, approval)) waiting.push({ approval, why: 'You asked for this operation: someone else decides it.' });
-      else if (decided) waiting.push({ approval, why: 'You have decided; waiting for other approvers.' });
-      else toDecide.push(approval);
-    }
-    sendHtml(ctx, 200, listPage(session, toDecide, waiting, deps.clock.now()));
+    const listed = await Promise.all(items.map(async (approval) => ({ approval, askedFor: await approvals.askedFor(session.principal, approval) })));
+    sendHtml(ctx, 200, listPage(session, listed, deps.clock.now()));
   });
   router.get('/approvals/:id', async (ctx) => {
     const session = await viewingSession(ctx, approvals);
