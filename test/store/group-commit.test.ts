@@ -60,7 +60,9 @@ for (const kind of await storeKinds()) {
 
 // A SQLite batch holds the event loop while it runs and its COMMIT fsyncs, so the store asks, before each batch, whether
 // connections are arriving (Store.arrivals), and gives the loop turns to take them in first.
-test('[sqlite] a batch waits while work is arriving, and carries what arrived', async (t) => {
+// Serial: alone on the event loop. Another test's batch blocking the loop past the store's stall
+// threshold would make this one's units wait an extra turn, as after any stall (sqlite-store.ts).
+test.serial('[sqlite] a batch waits while work is arriving, and carries what arrived', async (t) => {
   const { store } = await freshStore(t, 'sqlite');
   const late: Array<Promise<unknown>> = [];
   const batches: Array<{ units: number; arrivedBefore: number }> = [];
