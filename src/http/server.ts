@@ -40,7 +40,6 @@ export function routeModules(context: AppContext): RouteModule[] {
     approvalRoutes(context), reviewRoutes(context), uiRoutes(context), metricsRoutes(context)];
 }
 
-const CHECKPOINT_INTERVAL_MS = 10_000;
 /** During a stop, time beyond the deadline for the last answers to be written. */
 const DRAIN_GRACE_MS = 1_000;
 /** During a stop, how long an idle keep-alive connection is still read, for a request already sent on it. */
@@ -101,11 +100,7 @@ export async function startServer(context: AppContext, options: ServeOptions): P
   });
   // During an outage these fail every second: one line per few seconds with a count, no stack each time.
   const background = new RateLimitedLog((kind, count, message) => context.logger.warn({ count }, `${kind}: ${message}`));
-  let checkpointTick: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
-    checkpointTick = context.ledger.checkpointGrownChains().catch((err) => background.note('periodic checkpoint failed', (err as Error)?.message ?? String(err)));
-  }, CHECKPOINT_INTERVAL_MS);
-  timer.unref();
+  const checkpoints = context.ledger.startCheckpointTimer((err) => background.note('periodic checkpoint failed', (err as Error)?.message ?? String(err)));
   const sweeper = context.operations.startSweeper((err) => background.note('lease sweep failed', (err as Error)?.message ?? String(err)));
   const requestExpiry = context.approvals.startExpirySweeper((err) => background.note('approval expiry failed', (err as Error)?.message ?? String(err)));
   const metricsListener = options.metrics ? await startMetricsListener(context.metrics, options.metrics.host, options.metrics.port) : null;
@@ -143,10 +138,9 @@ export async function startServer(context: AppContext, options: ServeOptions): P
       clearTimeout(force);
       // Nothing is open any more: http.Server's close now only ends Node's timeout checks.
       server.close();
-      clearInterval(timer);
       background.flush();
-      // A tick already running must finish before the caller closes the store under it.
-      await checkpointTick;
+      // A pass already running must finish before the caller closes the store under it.
+      await checkpoints.stop();
       await sweeper.stop();
       await requestExpiry.stop();
       await context.approvals.webhook.stop();

@@ -23,12 +23,15 @@ import { OpenedPayloads } from './opened-payloads.js';
 import { STORED_LEVEL, storeSubtrees } from './merkle-nodes.js';
 import type { WorkScope } from '../store/work-scope.js';
 import { compiledOnce, firstRow } from '../store/compiled-statement.js';
+import { startPeriodicTask, type PeriodicTask } from '../core/periodic-task.js';
 
 /** writeNext's answer when the row to insert first was already there: nothing was written. */
 const ROW_TAKEN = Symbol('row taken');
 
 /** A checkpoint is signed in the append that crosses this many events since the last one. */
 export const CHECKPOINT_EVERY_EVENTS = 1000;
+/** ...and, while events arrive, a timer signs one at least this often (CONTRACT §7). */
+const CHECKPOINT_INTERVAL_MS = 10_000;
 
 /** Events written by one statement at most (PostgreSQL takes up to 65,535 parameters; an event has 18). */
 const MAX_EVENTS_PER_WRITE = 500;
@@ -238,6 +241,14 @@ export class Ledger {
       .whereRef('size', '>', 'checkpoint_size').execute();
     for (const { account_id } of grown) await this.checkpoint(account_id);
     return grown.length;
+  }
+
+  /**
+   * Checkpoints the grown chains every `intervalMs`: "at least every 10 s while events arrive".
+   * A pass still signing when the next tick comes is not doubled (startPeriodicTask).
+   */
+  startCheckpointTimer(onError: (error: unknown) => void, intervalMs = CHECKPOINT_INTERVAL_MS): PeriodicTask {
+    return startPeriodicTask(() => this.checkpointGrownChains(), onError, intervalMs);
   }
 
   async latestCheckpoint(accountId: string): Promise<Checkpoint | undefined> {
