@@ -39,7 +39,7 @@ await yargs(hideBin(process.argv))
   .demandCommand(1, 'name a command: gatehouse --help lists them')
   .strict()
   // yargs 17 passes the running command's option declarations (getOptions()); @types/yargs calls them aliases.
-  .check((argv, options) => givenOnce(argv, options as unknown as DeclaredOptions), true)
+  .check((argv, options) => givenOnce(argv, options as unknown as DeclaredOptions) && givenWithValues(hideBin(process.argv), options as unknown as DeclaredOptions), true)
   .fail((message, error) => {
     if (error && !(error.name === 'YError' || error instanceof UsageError)) throw error;
     process.stderr.write(`gatehouse: ${message ?? error?.message}\nRun gatehouse --help for usage.\n`);
@@ -59,6 +59,7 @@ await yargs(hideBin(process.argv))
 interface DeclaredOptions {
   key: Record<string, unknown>;
   array: string[];
+  boolean: string[];
 }
 
 function givenOnce(argv: Record<string, unknown>, options: DeclaredOptions): true {
@@ -67,6 +68,25 @@ function givenOnce(argv: Record<string, unknown>, options: DeclaredOptions): tru
     if (Array.isArray(value) && !options.array.includes(key)) {
       throw new UsageError(`--${key} was given ${value.length} times; give it once`);
     }
+  }
+  return true;
+}
+
+/**
+ * yargs reads an option given with no value (`--checkpoint` last, or followed by another option)
+ * as an empty string, an empty array or no number at all, and the verb then runs without it:
+ * `verify --checkpoint` with an empty shell variable would skip the very check it names and
+ * answer intact. Every option that takes a value must be given one (exit 2).
+ */
+function givenWithValues(args: string[], options: DeclaredOptions): true {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--') break;
+    const name = /^--([^=]+)$/.exec(arg)?.[1];
+    if (name === undefined || !(name in options.key) || options.boolean.includes(name)) continue;
+    const next = args[i + 1];
+    const isValue = next !== undefined && !(next.startsWith('-') && next !== '-' && !/^-\d/.test(next));
+    if (!isValue) throw new UsageError(`--${name} needs a value`);
   }
   return true;
 }

@@ -16,6 +16,11 @@ const cases: Array<[string, string[], RegExp]> = [
   ['an unreadable --max-body', ['serve', '--max-body', 'lots'], /--max-body: cannot read the size "lots"/],
   ['an unknown verb', ['frobnicate'], /Unknown argument|name a command/],
   ['shred without --yes', ['accounts', 'shred', 'acme'], /add --yes to confirm/],
+  // An empty shell variable after an option must not drop the check it names (verify would answer intact).
+  ['verify --checkpoint with no value', ['verify', 'x.ndjson', '--checkpoint'], /--checkpoint needs a value/],
+  ['verify --witness-key followed by another option', ['verify', 'x.ndjson', '--witness-key', '--json'], /--witness-key needs a value/],
+  ['verify --min-witnesses with no value', ['verify', 'x.ndjson', '--min-witnesses'], /--min-witnesses needs a value/],
+  ['serve --port with no value', ['serve', '--port'], /--port needs a value/],
   ...(['principals list', 'init', 'serve', 'export --out x.ndjson'] as const).map((verb): [string, string[], RegExp] => [
     `${verb.split(' ')[0]} given both --db and --database-url`,
     [...verb.split(' '), '--db', 'x.db', '--database-url', 'postgres://nobody@127.0.0.1:1/none'],
@@ -34,6 +39,12 @@ for (const [situation, args, message] of cases) {
     t.deepEqual(fs.readdirSync(dataDir), [], 'nothing was initialised');
   });
 }
+
+test('the CLI: verify-evidence --witness-key with no value exits 2 rather than skipping the witness check', async (t) => {
+  const result = await runCli(['verify-evidence', 'e.json', '--witness-key']);
+  t.is(result.code, 2);
+  t.regex(result.stderr, /--witness-key needs a value/);
+});
 
 test('--help wraps its descriptions between words, never inside one', async (t) => {
   const result = await runCli(['serve', '--help']);
