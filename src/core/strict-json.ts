@@ -43,6 +43,9 @@ export interface StrictJsonOptions {
 
 export const DEFAULT_MAX_DEPTH = 64;
 
+/** The characters a string may hold as they are: no quote, backslash, control character or surrogate. */
+const PLAIN_RUN = /[^"\\\u0000-\u001f\ud800-\udfff]*/y;
+
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** Parse one JSON text strictly; see the module comment. */
@@ -241,6 +244,9 @@ class Parser {
     let runStart = i;
     let out = '';
     for (;;) {
+      PLAIN_RUN.lastIndex = i;
+      PLAIN_RUN.test(text);
+      i = PLAIN_RUN.lastIndex;
       if (i >= len) this.fail('unterminated string', start);
       const c = text.charCodeAt(i);
       if (c === 0x22 /* " */) {
