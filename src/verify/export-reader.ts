@@ -8,9 +8,14 @@
  * A line that does not parse, in the middle or cut off at the end, is evidence that the file
  * was damaged after the last good event (exit 1, that seq + 1). A file whose first line is not
  * an export header is not an export at all (exit 2).
+ *
+ * Lines are read as bytes and parsed strictly (docs/formats.md, Canonical JSON): invalid UTF-8
+ * or a member named twice makes a line unreadable. JSON.parse would take the last of two
+ * `"state"` members and decoding would turn a bad byte into U+FFFD, so a file another reader
+ * takes for a different event would still verify as intact.
  */
 import fs from 'node:fs';
-import readline from 'node:readline';
+import { parseStrictJson } from '../core/strict-json.js';
 import type { VerifierCheckpoint } from '../core/checkpoint-trust.js';
 import type { VerifierEvent } from '../core/verifier-event.js';
 import { VerifyInputError } from './errors.js';
@@ -23,16 +28,43 @@ export interface ExportHeaderLine {
   data_keys: Record<string, string | null> | undefined;
 }
 
-function lines(file: string): readline.Interface {
-  const input = fs.createReadStream(file, { encoding: 'utf8' });
-  return readline.createInterface({ input, crlfDelay: Infinity });
+const NEWLINE = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
+const CHECKPOINT_KIND = Buffer.from('"checkpoint"');
+
+/** The file's lines as bytes, without their line end (`\n` or `\r\n`); memory stays flat whatever the size. */
+async function* lines(file: string): AsyncGenerator<Buffer> {
+  // The start of a line whose end is in a later chunk: joined once its end is found, so a
+  // line longer than many chunks is copied once, not once per chunk.
+  let pending: Buffer[] = [];
+  for await (const chunk of fs.createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+    let start = 0;
+    for (let end = chunk.indexOf(NEWLINE); end !== -1; end = chunk.indexOf(NEWLINE, start)) {
+      const piece = chunk.subarray(start, end);
+      yield withoutCarriageReturn(pending.length === 0 ? piece : Buffer.concat([...pending, piece]));
+      pending = [];
+      start = end + 1;
+    }
+    if (start < chunk.length) pending.push(chunk.subarray(start));
+  }
+  if (pending.length > 0) yield withoutCarriageReturn(Buffer.concat(pending));
 }
 
-function parseLine(line: string): unknown {
+function withoutCarriageReturn(line: Buffer): Buffer {
+  return line.length > 0 && line[line.length - 1] === CARRIAGE_RETURN ? line.subarray(0, line.length - 1) : line;
+}
+
+/** A line that is not strict JSON, and why in the parser's words. */
+class UnreadableLine {
+  constructor(readonly why: string) {}
+}
+
+/** The line's value (untrusted input), or why it has none. */
+function parseLine(line: Buffer): unknown {
   try {
-    return JSON.parse(line); // untrusted input
-  } catch {
-    return undefined;
+    return parseStrictJson(line);
+  } catch (error) {
+    return new UnreadableLine(line.length === 0 ? 'the line is empty' : (error as Error).message);
   }
 }
 
@@ -69,11 +101,12 @@ export class ExportLedgerReader {
         continue;
       }
       // Cheap filter: only checkpoint lines are kept in this pass.
-      if (!line.includes('"checkpoint"')) continue;
+      if (!line.includes(CHECKPOINT_KIND)) continue;
       const record = parseLine(line) as Record<string, unknown> | undefined;
       if (record?.kind !== 'checkpoint' || typeof record.account_id !== 'string') continue;
       const list = byAccount.get(record.account_id) ?? [];
-      list.push(record as unknown as VerifierCheckpoint);
+      // The same line twice says nothing more: it is counted once.
+      if (!list.some((kept) => sameCheckpoint(kept, record))) list.push(record as unknown as VerifierCheckpoint);
       byAccount.set(record.account_id, list);
     }
     if (header === null) throw new VerifyInputError(`${file} is empty: not a Gatehouse export`);
@@ -99,29 +132,47 @@ export class ExportLedgerReader {
     if (fixed !== null && only !== null && fixed !== only) throw new VerifyInputError(`this export holds account ${fixed}, not ${only}`);
     let lineNo = 0;
     const include = (account: string): boolean => only === null || account === only;
-    if (fixed !== null) this.#start(run, fixed);
+    // A broken line before any event is told to the account whose events come next.
+    let brokenBeforeEvents: string | null = null;
+    const start = (account: string): void => {
+      this.#start(run, account);
+      if (brokenBeforeEvents !== null) run.brokenRecord(brokenBeforeEvents);
+      brokenBeforeEvents = null;
+    };
+    if (fixed !== null) start(fixed);
     for await (const line of lines(this.#file)) {
       if (++lineNo === 1) continue;
-      const record = line === '' ? undefined : (parseLine(line) as Record<string, unknown> | null | undefined);
-      if (record !== null && typeof record === 'object' && record.kind === 'checkpoint') continue;
-      const event = record !== null && typeof record === 'object' && record.kind === 'event' ? toEvent(record) : null;
+      const parsed = parseLine(line);
+      const record = parsed !== null && typeof parsed === 'object' && !(parsed instanceof UnreadableLine) ? parsed as Record<string, unknown> : null;
+      if (record?.kind === 'checkpoint') continue;
+      const event = record?.kind === 'event' ? toEvent(record) : null;
       if (event === null) {
-        if (run.currentAccount === null) this.#start(run, only ?? '(unknown account)');
-        run.brokenRecord(`line ${lineNo} of the export is not ${record === undefined ? 'valid JSON (truncated or corrupted)' : 'an event or checkpoint record'}`);
+        const broken = `line ${lineNo} of the export is not ${parsed instanceof UnreadableLine ? `valid JSON (${parsed.why})` : 'an event or checkpoint record'}`;
+        if (run.currentAccount !== null) run.brokenRecord(broken);
+        else brokenBeforeEvents ??= broken;
         continue;
       }
       const account = (event.header as { account_id?: unknown } | null)?.account_id;
       if (fixed === null && typeof account === 'string' && account !== run.currentAccount) {
         if (!include(account)) continue;
-        // An account seen again after another one is fed to the current verifier, which reports it.
-        if (!run.hasVerdict(account)) this.#start(run, account);
+        if (run.hasVerdict(account)) {
+          // The export lists each account's events together: this one's ended before this line.
+          // Its own account is told, not the one whose events surround the line.
+          const seq = (event.header as { seq?: unknown }).seq;
+          run.outOfPlace(account, typeof seq === 'number' ? seq : null,
+            `line ${lineNo} of the export is an event of this account among account ${run.currentAccount}'s events: the events were moved or added`);
+          continue;
+        }
+        start(account);
       }
       if (run.currentAccount === null) {
         if (only !== null) continue;
-        this.#start(run, typeof account === 'string' ? account : '(unknown account)');
+        start(typeof account === 'string' ? account : '(unknown account)');
       }
       run.addEvent(event);
     }
+    // Nothing but broken lines: a stand-in account carries the verdict.
+    if (brokenBeforeEvents !== null) start(only ?? '(unknown account)');
     run.endAccount();
     for (const account of this.#checkpoints.keys()) {
       if (include(account) && !run.hasVerdict(account)) {
@@ -132,9 +183,13 @@ export class ExportLedgerReader {
   }
 }
 
-function parseHeader(line: string, file: string): ExportHeaderLine {
-  const h = parseLine(line) as Record<string, unknown> | undefined;
-  if (h === null || typeof h !== 'object' || Array.isArray(h) || h.format !== 'gatehouse-export') {
+function sameCheckpoint(a: VerifierCheckpoint, b: Record<string, unknown>): boolean {
+  return a.tree_size === b.tree_size && a.root_hash === b.root_hash && a.note === b.note;
+}
+
+function parseHeader(line: Buffer, file: string): ExportHeaderLine {
+  const h = parseLine(line) as Record<string, unknown> | UnreadableLine | null;
+  if (h === null || typeof h !== 'object' || h instanceof UnreadableLine || Array.isArray(h) || h.format !== 'gatehouse-export') {
     throw new VerifyInputError(`${file} is not a Gatehouse export (its first line is not {"format": "gatehouse-export", ...})`);
   }
   if (h.version !== 1) throw new VerifyInputError(`${file} is a Gatehouse export of version ${JSON.stringify(h.version)}; this verify reads version 1`);

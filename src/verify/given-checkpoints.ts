@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import type { VerifierCheckpoint } from '../core/checkpoint-trust.js';
 import { NoteError, noteFromSavedText, verifyNote } from '../core/note.js';
+import { parseStrictJson } from '../core/strict-json.js';
 import { VerifyInputError } from './errors.js';
 
 export interface GivenCheckpoint {
@@ -51,9 +52,9 @@ function refuseMalformedNote(note: string, file: string): void {
 function fromJson(text: string, file: string): VerifierCheckpoint {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text); // untrusted input
-  } catch {
-    throw new VerifyInputError(`--checkpoint ${file} starts like JSON but does not parse`);
+    parsed = parseStrictJson(text); // untrusted input: a member named twice is refused, not the last one kept
+  } catch (error) {
+    throw new VerifyInputError(`--checkpoint ${file} starts like JSON but does not parse: ${(error as Error).message}`);
   }
   const c = parsed as Record<string, unknown> | null;
   if (typeof c?.note !== 'string') throw new VerifyInputError(`--checkpoint ${file} has no "note" (expected a checkpoint as GET /v1/audit/checkpoints/latest returns it)`);

@@ -155,6 +155,20 @@ export class VerificationRun {
     if (open.broken === null || seq < open.broken.seq) open.broken = { seq, reason: `event ${seq}: ${reason}` };
   }
 
+  /**
+   * An event of an account already verified, found later in the input (an export line moved
+   * or added outside its account's group): that account's verdict becomes tampered at the
+   * event's seq, unless it already names one at or before it (the first finding stands).
+   */
+  outOfPlace(accountId: string, seq: number | null, reason: string): void {
+    const verdict = this.#verdicts.get(accountId)!;
+    const at = seq !== null && Number.isSafeInteger(seq) && seq >= 1 ? seq : null;
+    if (verdict.reason !== null && (at === null || (verdict.first_bad_seq !== null && verdict.first_bad_seq <= at))) return;
+    verdict.first_bad_seq = at ?? verdict.first_bad_seq;
+    verdict.reason = at === null ? reason : `event ${at}: ${reason}`;
+    verdict.warnings = [];
+  }
+
   endAccount(): void {
     const open = this.#open;
     if (open === null) return;

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { logKeyFrom, logKeyName, logKeysFromList } from '../core/log-keys.js';
 import { type NoteVerifierKey, SigningKeyError, noteVerifierKey, signingKeyFromSeed } from '../core/signing-key.js';
+import { JsonInputError, parseStrictJson } from '../core/strict-json.js';
 import { VerifyInputError } from './errors.js';
 import { readKeyFile } from './key-file.js';
 
@@ -35,10 +36,11 @@ function asInputError<T>(source: string, read: () => T): T {
 export function keysFromFile(file: string, ledgerId: string | null): NoteVerifierKey[] {
   let parsed: unknown;
   try {
-    // Untrusted input: parsed inside try, shape checked by keysFromList.
-    parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
+    // Untrusted input, read strictly (a key named twice is refused, not the last one kept);
+    // its shape is checked by keysFromList.
+    parsed = parseStrictJson(fs.readFileSync(file));
   } catch (error) {
-    const why = (error as NodeJS.ErrnoException).code ?? 'not JSON';
+    const why = error instanceof JsonInputError ? error.message : (error as NodeJS.ErrnoException).code ?? String(error);
     throw new VerifyInputError(`cannot read --keys ${file}: ${why}`);
   }
   return keysFromList(parsed, ledgerId, `--keys ${file}`);

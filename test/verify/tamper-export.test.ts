@@ -192,3 +192,76 @@ async function keysFile(ledger: TestLedger): Promise<string> {
   fs.writeFileSync(file, JSON.stringify({ keys: ledger.context.publicKeys() }));
   return file;
 }
+
+test('export: a member named twice in an event line is tampering at that event, whichever value a reader keeps', async (t) => {
+  const e = await exported(t);
+  const lines = readLines(e.file);
+  // seq 4's state is "running": a second, different state member after it. JSON.parse keeps
+  // the last, so a reader that keeps the first sees another event than the hash describes.
+  lines[4] = lines[4]!.replace('"state":"running"', '"state":"failed","state":"running"');
+  t.not(lines[4], readLines(e.file)[4]);
+  writeLines(e.file, lines);
+  const result = await verifyExport(e);
+  t.is(result.code, 1, result.stderr);
+  t.is(firstBad(result), 4);
+  t.regex(result.report!.accounts[0]!.reason!, /line 5 of the export is not valid JSON \(Duplicate member "state"/);
+});
+
+test('export: a byte that is not UTF-8 in an event line is tampering there, not read as U+FFFD', async (t) => {
+  const e = await exported(t);
+  const bytes = fs.readFileSync(e.file);
+  // The first payload character of seq 3 (base64, ASCII) becomes a lone continuation byte.
+  const line3 = bytes.indexOf('"seq":3,');
+  const payload = bytes.indexOf('"payload":"', line3) + '"payload":"'.length;
+  bytes[payload] = 0xff;
+  fs.writeFileSync(e.file, bytes);
+  const result = await verifyExport(e);
+  t.is(result.code, 1, result.stderr);
+  t.is(firstBad(result), 3);
+  t.regex(result.report!.accounts[0]!.reason!, /not valid UTF-8/);
+});
+
+test('export: an event moved out of its account\'s lines is reported against its own account, not its new neighbours', async (t) => {
+  const e = await exported(t, async (l) => {
+    await l.append(6);
+    await l.saveCheckpoint('acme.json');
+    await l.append(3, 'globex');
+  });
+  const lines = readLines(e.file);
+  const moved = lines.findIndex((line) => line.includes('"account_id":"acme"') && line.includes('"seq":6,'));
+  const [line] = lines.splice(moved, 1);
+  const globexEvents = lines.filter((l) => l.includes('"kind":"event"') && l.includes('"account_id":"globex"'));
+  lines.splice(lines.indexOf(globexEvents[globexEvents.length - 1]!) + 1, 0, line!);
+  writeLines(e.file, lines);
+  const result = await verifyExport(e);
+  t.is(result.code, 1, result.stderr);
+  const verdicts = Object.fromEntries(result.report!.accounts.map((a) => [a.account_id, a]));
+  t.is(verdicts.acme!.first_bad_seq, 6);
+  t.is(verdicts.globex!.first_bad_seq, null, 'the account whose lines surround the moved one is intact');
+  t.is(verdicts.globex!.events, 3);
+});
+
+test('export: a broken line before the first event is told to that event\'s account, with no made-up account', async (t) => {
+  const e = await exported(t);
+  const lines = readLines(e.file);
+  lines.splice(1, 0, '');
+  writeLines(e.file, lines);
+  const result = await verifyExport(e);
+  t.is(result.code, 1, result.stderr);
+  t.deepEqual(result.report!.accounts.map((a) => [a.account_id, a.first_bad_seq]), [['acme', 1]]);
+  t.regex(result.report!.accounts[0]!.reason!, /line 2 of the export is not valid JSON \(the line is empty\)/);
+});
+
+test('export: a checkpoint line given twice counts once', async (t) => {
+  const e = await exported(t, async (l) => {
+    await l.append(4);
+    await l.saveCheckpoint('cp.json');
+  });
+  const lines = readLines(e.file);
+  const checkpoint = lines.find((line) => line.includes('"kind":"checkpoint"'))!;
+  const before = await verifyExport(e);
+  writeLines(e.file, [...lines, checkpoint]);
+  const after = await verifyExport(e);
+  t.is(after.code, 0, after.stderr);
+  t.is(after.report!.accounts[0]!.checkpoints, before.report!.accounts[0]!.checkpoints);
+});

@@ -93,6 +93,24 @@ test('verify with a malformed --public-key or an unreadable --checkpoint: exit 2
   t.is((await runCli(['verify', ...db, '--data-dir', scratch])).code, 2, 'no signing.key in the data dir and no key given');
 });
 
+test('a --keys file or a saved checkpoint with a member named twice is refused (exit 2), not read as its last value', async (t) => {
+  const ledger = await closedLedger(t);
+  const db = ['--db', (ledger.store.config.store as { file: string }).file];
+  const saved = fs.readFileSync(ledger.file('cp.json'), 'utf8');
+  const twiceSized = ledger.file('cp-twice.json');
+  fs.writeFileSync(twiceSized, saved.replace('"tree_size":', '"tree_size":1,"tree_size":'));
+  const checkpoint = await runCli(['verify', ...db, '--data-dir', ledger.store.dataDir, '--checkpoint', twiceSized]);
+  t.is(checkpoint.code, 2, checkpoint.stderr);
+  t.regex(checkpoint.stderr, /Duplicate member "tree_size"/);
+  const keys = ledger.file('keys-twice.json');
+  const listed = JSON.stringify({ keys: ledger.context.publicKeys() });
+  fs.writeFileSync(keys, listed.replace('"keys":', '"keys":[],"keys":'));
+  const pinned = await runCli(['verify', ...db, '--keys', keys]);
+  t.is(pinned.code, 2, pinned.stderr);
+  t.regex(pinned.stderr, /cannot read --keys .*Duplicate member "keys"/);
+  t.notRegex(pinned.stderr + checkpoint.stderr, noStack);
+});
+
 test('a saved note with an extra final newline (jq -r, echo) verifies; a note whose signature block is garbled is an input error (exit 2), not TAMPERED', async (t) => {
   const ledger = await closedLedger(t);
   const db = ['--db', (ledger.store.config.store as { file: string }).file, '--data-dir', ledger.store.dataDir];
