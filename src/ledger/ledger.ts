@@ -30,7 +30,7 @@ const ROW_TAKEN = Symbol('row taken');
 
 /** A checkpoint is signed in the append that crosses this many events since the last one. */
 export const CHECKPOINT_EVERY_EVENTS = 1000;
-/** ...and, while events arrive, a timer signs one at least this often (CONTRACT §7). */
+/** ...and, while events arrive, a timer signs one at least this often (docs/formats.md, Checkpoints). */
 const CHECKPOINT_INTERVAL_MS = 10_000;
 
 /** Events written by one statement at most (PostgreSQL takes up to 65,535 parameters; an event has 18). */
