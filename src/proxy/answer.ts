@@ -4,6 +4,7 @@ import type { ServerResponse } from 'node:http';
 import type { ExecuteResult, GatehouseClient } from '../client/index.js';
 import { endToEnd } from './headers.js';
 import { sendError, sendJson, ProxyError } from './errors.js';
+import { reusedAnswer } from './reused.js';
 import { fromStored } from './stored-response.js';
 import type { UpstreamResponse } from './upstream.js';
 
@@ -27,27 +28,38 @@ export function sendUpstream(res: ServerResponse, answer: UpstreamResponse, resu
   res.end(answer.body);
 }
 
+/** A finished operation's stored answer, or without one the outcome body (a canceled one: its retry takes a new lease). */
+function sendReplay(res: ServerResponse, result: Extract<ExecuteResult, { kind: 'created' | 'replayed' | 'reused' }>, h: Record<string, string>): void {
+  if (!result.response) {
+    // Finished without a stored answer (e.g. resolved by an admin without one), or canceled.
+    const finished = result.operation.state === 'succeeded' || result.operation.state === 'failed';
+    const status = finished ? 200 : 409;
+    return sendJson(res, status, { outcome: result.kind === 'created' ? 'replayed' : result.kind, execute: false, operation: result.operation }, {
+      ...h, ...(finished ? { 'idempotent-replayed': 'true' } : { 'retry-after': '1' }),
+    });
+  }
+  if (res.headersSent || res.destroyed) return;
+  const stored = fromStored(result.response);
+  const headers = Object.assign(stored.headers, h);
+  headers['idempotent-replayed'] = 'true';
+  res.writeHead(stored.status, headers);
+  res.end(stored.body);
+}
+
 export function mapResult(client: GatehouseClient, res: ServerResponse, result: ExecuteResult): void {
   const h = labels(result);
   switch (result.kind) {
+    case 'reused': {
+      const waiting = reusedAnswer(result.operation);
+      if (waiting) {
+        const body = { outcome: 'reused', execute: false, operation: result.operation, message: waiting.message };
+        return sendJson(res, waiting.status, body, { ...h, ...(waiting.retryAfter ? { 'retry-after': waiting.retryAfter } : {}) });
+      }
+      return sendReplay(res, result, h);
+    }
     case 'created':
     case 'replayed':
-    case 'reused': {
-      if (!result.response) {
-        // Finished without a stored answer (e.g. resolved by an admin without one), or reused while still running.
-        const finished = result.operation.state === 'succeeded' || result.operation.state === 'failed';
-        const status = finished ? 200 : 409;
-        return sendJson(res, status, { outcome: result.kind === 'created' ? 'replayed' : result.kind, execute: false, operation: result.operation }, {
-          ...h, ...(finished ? { 'idempotent-replayed': 'true' } : { 'retry-after': '1' }),
-        });
-      }
-      if (res.headersSent || res.destroyed) return;
-      const stored = fromStored(result.response);
-      const headers = Object.assign(stored.headers, h);
-      headers['idempotent-replayed'] = 'true';
-      res.writeHead(stored.status, headers);
-      return void res.end(stored.body);
-    }
+      return sendReplay(res, result, h);
     case 'in_progress':
       return sendJson(res, 409, { outcome: 'in_progress', execute: false, operation: result.operation }, {
         ...h, 'retry-after': String(result.retryAfterSeconds ?? 1),
