@@ -49,7 +49,8 @@ export type ExecuteResult =
   | (ResultBase & { kind: 'in_progress'; operation: Operation; retryAfterSeconds?: number })
   /** A person must approve first: show them `approvalUrl`, then call execute again with the same intent. */
   | (ResultBase & { kind: 'approval_required'; approvalId: string; approvalUrl: string; approval: Approval; operation: Operation })
-  | (ResultBase & { kind: 'denied'; operation: Operation })
+  /** A person said no; `approval` (who decided, and why) when the claim's answer carried it. */
+  | (ResultBase & { kind: 'denied'; operation: Operation; approval?: Approval })
   /** The key was used for another command (`fingerprint_mismatch`), or the exclusive scope is held (`scope_busy`). Do not retry blindly. */
   | (ResultBase & { kind: 'conflict'; code: 'fingerprint_mismatch' | 'scope_busy'; message: string; operationId?: string; state?: string })
   /** The write may or may not have happened. Never re-executed by a retry; a reconciler resolves it. */

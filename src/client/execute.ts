@@ -156,7 +156,7 @@ export class Executor {
         };
       }
       case 'denied':
-        return { done: { kind: 'denied', idempotencyKey: key, operation } };
+        return { done: { kind: 'denied', idempotencyKey: key, operation, ...(claim.approval ? { approval: claim.approval } : {}) } };
       case 'in_progress': {
         const settled = await this.#settle(key, operation, options, claim.retryAfterSeconds);
         // The holder gave up before the write (canceled): the key is not burnt, claim it again.

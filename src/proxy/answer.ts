@@ -71,7 +71,8 @@ export function mapResult(client: GatehouseClient, res: ServerResponse, result: 
       });
     }
     case 'denied':
-      return sendJson(res, 403, { outcome: 'denied', execute: false, operation: result.operation }, h);
+      // Gatehouse's own outcome body: the approval says who denied it and why.
+      return sendJson(res, 403, { outcome: 'denied', execute: false, operation: result.operation, ...(result.approval ? { approval: result.approval } : {}) }, h);
     case 'unknown':
       return sendJson(res, 409, { outcome: 'unknown', execute: false, operation: result.operation ?? null }, h);
     case 'conflict': {

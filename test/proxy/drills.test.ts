@@ -297,3 +297,21 @@ test.serial('a grant that does not check out against the pinned keys: 502 grant_
   t.is((await gateway.findByKey(key))?.state, 'canceled', 'the lease was given back: nothing was sent');
   t.is((await env.writes('/payments')).filter((w) => w.headers['idempotency-key'] === key).length, 0);
 });
+
+test.serial('a denial answers 403 with Gatehouse\'s own outcome body: the approval, its decisions and reason, included', async (t) => {
+  const key = unique('pay-denied');
+  const payment = { amount: 9_999, currency: 'EUR', to: 'Unknown Ltd' };
+  const asked = await call(env.proxy.url, 'POST', '/payments', { key, body: payment });
+  t.is(asked.status, 202, asked.text);
+  const approver = new GatehouseClient({ baseUrl: env.gatehouse.url, apiKey: env.approverKey });
+  await approver.decide(asked.body.approval.id, { decision: 'deny', fingerprint: asked.body.operation.fingerprint, reason: 'no invoice for this' });
+  const denied = await call(env.proxy.url, 'POST', '/payments', { key, body: payment });
+  t.is(denied.status, 403, denied.text);
+  t.is(denied.headers.get('gatehouse-outcome'), 'denied');
+  t.is(denied.body.outcome, 'denied');
+  t.is(denied.body.approval?.state, 'denied', denied.text);
+  t.is(denied.body.approval.decisions[0].reason, 'no invoice for this');
+  const own = await gateway.claim(key, { method: 'POST', route: '/payments', command: payment });
+  t.deepEqual(denied.body.approval, own.outcome === 'denied' ? own.approval : 'Gatehouse answered denied');
+  t.is((await env.writes('/payments')).filter((w) => w.headers['idempotency-key'] === key).length, 0);
+});
