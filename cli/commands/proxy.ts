@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { CommandModule } from 'yargs';
 import { readProxyEnv } from '../../src/config/config.js';
+import { DEFAULT_MAX_BODY } from '../../src/proxy/options.js';
 import { print, runVerb, UsageError } from '../output.js';
 
 interface ProxyArgs {
@@ -38,7 +39,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs> = {
     timeout: { type: 'string', default: '30s', describe: 'upstream timeout (connection and answer), e.g. 30s or 500ms' },
     lease: { type: 'string', default: '60s', describe: 'lease asked for on each claim; heartbeats renew it while the upstream works' },
     'public-url': { type: 'string', describe: 'where people open Gatehouse\'s approval pages, when not --gatehouse' },
-    'max-body': { type: 'string', default: '1mb', describe: 'largest gated request body (keep it below the service\'s --max-body)' },
+    'max-body': { type: 'string', default: DEFAULT_MAX_BODY, describe: 'largest gated request body (keep it 64kb below the service\'s --max-body: the claim wraps it)' },
     'max-response': { type: 'string', default: '1mb', describe: 'largest upstream answer to a gated write (it is stored for replays)' },
     json: { type: 'boolean', default: false, describe: 'machine-readable start line' },
   }),

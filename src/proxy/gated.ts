@@ -22,6 +22,7 @@ export interface GatedDeps {
   executor: Executor;
   upstream: Upstream;
   leaseSeconds: number;
+  maxBodyBytes: number;
   log: (message: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -67,6 +68,7 @@ export async function handleGated(deps: GatedDeps, req: IncomingMessage, res: Se
       ...(agentRunId === undefined ? {} : { agent_run_id: agentRunId }),
     }, write, { sentMode: 'by_write', inProgressWaitMs: 0, approvalWaitMs: 0 });
   } catch (error) {
+    if (claimed === undefined && error instanceof GatehouseError && error.status === 413) throw claimTooLarge(deps, body.length, error);
     throw translate(error, claimed);
   }
   if (result.kind === 'created' && upstreamAnswer) return sendUpstream(res, upstreamAnswer, result);
@@ -101,6 +103,21 @@ function answerUnknownWrite(deps: GatedDeps, res: ServerResponse, result: Extrac
       ...(reason === 'server_error' && upstreamAnswer ? { upstream_status: upstreamAnswer.status } : {}),
     },
   }), headers);
+}
+
+/**
+ * Gatehouse refused the claim as too large: the body passed the proxy's `--max-body` but the
+ * claim around it did not pass the service's. Its own 413 would name only its limit, as if the
+ * caller had passed that one; this names both, and what the operator changes. Nothing was claimed.
+ */
+function claimTooLarge(deps: GatedDeps, bodyBytes: number, error: GatehouseError): ProxyError {
+  deps.log('Gatehouse refused a claim as too large: give gatehouse serve --max-body 64kb more than gatehouse proxy --max-body', {
+    body_bytes: bodyBytes, proxy_max_body: deps.maxBodyBytes,
+  });
+  return new ProxyError('payload_too_large', `the request body (${bodyBytes} bytes) is within this proxy's --max-body (${deps.maxBodyBytes} bytes), `
+    + `but Gatehouse refused the claim that carries it (${JSON.stringify(error.message)}): send a smaller body, or have the operator give `
+    + '`gatehouse serve --max-body` room for the claim around the body (64kb more than `gatehouse proxy --max-body`) '
+    + 'or lower `gatehouse proxy --max-body`; nothing was claimed and the key is unused');
 }
 
 /** The operation a claim leased to this request, and the claim's outcome. */

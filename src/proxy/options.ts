@@ -19,6 +19,7 @@ export interface ProxyOptions {
   timeoutMs: number;
   /** Lease asked for on each claim; heartbeats extend it every third of it while the upstream works. */
   leaseSeconds: number;
+  /** Below the service's `--max-body`, with room for the claim around the body (DEFAULT_MAX_BODY). */
   maxBodyBytes: number;
   maxResponseBytes: number;
   log: (message: string, fields?: Record<string, unknown>) => void;
@@ -28,3 +29,11 @@ export interface ProxyOptions {
 export function parseDuration(text: string): number {
   return parseDurationWithin(text, { min: Number.MIN_VALUE, max: Infinity });
 }
+
+/**
+ * `--max-body`'s default: the service's own default (`serve --max-body`, 1 MiB) less 64 KiB,
+ * because the body reaches Gatehouse inside the claim. Around it the claim adds the method, the
+ * route (at most 2 KiB), the query (the URL fits in node's 16 KiB of request headers, and JSON
+ * escapes at most double it) and the agent run (at most 255 characters): far less than 64 KiB.
+ */
+export const DEFAULT_MAX_BODY = '960kb';

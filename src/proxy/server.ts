@@ -27,7 +27,7 @@ export async function startProxy(options: ProxyOptions, listen: { host: string; 
     log: options.log,
   });
   const upstream = new Upstream(options.upstream, { timeoutMs: options.timeoutMs, maxResponseBytes: options.maxResponseBytes });
-  const deps = { executor, upstream, leaseSeconds: options.leaseSeconds, log: options.log };
+  const deps = { executor, upstream, leaseSeconds: options.leaseSeconds, maxBodyBytes: options.maxBodyBytes, log: options.log };
 
   const server = http.createServer((req, res) => {
     void handle(req, res).catch((error: unknown) => {
