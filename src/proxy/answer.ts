@@ -2,7 +2,7 @@
 // its operation and outcome in `Gatehouse-Operation` and `Gatehouse-Outcome` headers.
 import type { ServerResponse } from 'node:http';
 import type { ExecuteResult, GatehouseClient } from '../client/index.js';
-import { endToEnd } from './headers.js';
+import { contentLength, endToEnd, first } from './headers.js';
 import { sendError, sendJson, ProxyError } from './errors.js';
 import { reusedAnswer } from './reused.js';
 import { fromStored } from './stored-response.js';
@@ -24,7 +24,8 @@ function labels(result: ExecuteResult): Record<string, string> {
 export function sendUpstream(res: ServerResponse, answer: UpstreamResponse, result: ExecuteResult): void {
   if (res.headersSent || res.destroyed) return;
   const headers = endToEnd(answer.headers, ['content-length']);
-  res.writeHead(answer.status, { ...headers, ...labels(result), 'content-length': String(answer.body.length) });
+  const length = contentLength(res.req.method, answer.status, answer.body.length, first(answer.headers, 'content-length'));
+  res.writeHead(answer.status, { ...headers, ...labels(result), ...(length === undefined ? {} : { 'content-length': length }) });
   res.end(answer.body);
 }
 
@@ -42,6 +43,8 @@ function sendReplay(res: ServerResponse, result: Extract<ExecuteResult, { kind: 
   const stored = fromStored(result.response);
   const headers = Object.assign(stored.headers, h);
   headers['idempotent-replayed'] = 'true';
+  const length = contentLength(res.req.method, stored.status, Buffer.byteLength(stored.body));
+  if (length !== undefined) headers['content-length'] = length;
   res.writeHead(stored.status, headers);
   res.end(stored.body);
 }

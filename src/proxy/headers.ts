@@ -48,3 +48,15 @@ export function first(headers: IncomingHttpHeaders, name: string): string | unde
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;
 }
+
+/**
+ * The Content-Length of an answer the proxy writes whole. An answer without content (RFC 9110
+ * §6.4.1: 1xx, 204, 304, any answer to HEAD) gets none of the proxy's: §8.6 forbids one on 1xx
+ * and 204, and on 304 and HEAD it is the length of the representation a GET would carry, which
+ * only the upstream knows (`upstream`, its own header, passed on as it came).
+ */
+export function contentLength(method: string | undefined, status: number, bodyBytes: number, upstream?: string): string | undefined {
+  if (status < 200 || status === 204) return undefined;
+  if (status === 304 || method === 'HEAD') return upstream;
+  return String(bodyBytes);
+}

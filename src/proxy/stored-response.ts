@@ -37,8 +37,8 @@ export function toStored(res: UpstreamResponse): StoredResponse {
 
 /**
  * The headers and body of a stored answer, as a replay sends them. The headers object is the
- * caller's to add to; a JSON or text body stays a string, which node writes with the headers in
- * one piece.
+ * caller's to add to (Content-Length too: whether the answer has one depends on the request's
+ * method); a JSON or text body stays a string, which node writes with the headers in one piece.
  */
 export function fromStored(stored: StoredResponse): { status: number; headers: Record<string, string>; body: string | Buffer } {
   const headers: Record<string, string> = { ...(stored.headers as Record<string, string> | undefined) };
@@ -53,6 +53,5 @@ export function fromStored(stored: StoredResponse): { status: number; headers: R
     body = JSON.stringify(value);
     headers['content-type'] ??= 'application/json';
   }
-  headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.length);
   return { status: stored.status, headers, body };
 }

@@ -315,3 +315,30 @@ test.serial('a denial answers 403 with Gatehouse\'s own outcome body: the approv
   t.deepEqual(denied.body.approval, own.outcome === 'denied' ? own.approval : 'Gatehouse answered denied');
   t.is((await env.writes('/payments')).filter((w) => w.headers['idempotency-key'] === key).length, 0);
 });
+
+test.serial('answers without content (204, 304, any answer to HEAD) get no Content-Length of the proxy\'s, first or replayed', async (t) => {
+  for (const [route, status] of [['/no-content', 204], ['/not-modified', 304]] as const) {
+    const key = unique(route.slice(1));
+    const first = await call(env.proxy.url, 'POST', route, { key, body: {} });
+    const replay = await call(env.proxy.url, 'POST', route, { key, body: {} });
+    t.is(replay.headers.get('idempotent-replayed'), 'true');
+    for (const answer of [first, replay]) {
+      t.is(answer.status, status);
+      t.is(answer.headers.get('content-length'), null, `a ${status} has no content: a length of 0 would be false`);
+      t.truthy(answer.headers.get('etag'));
+    }
+  }
+  // HEAD is gated only by a routes file. Its Content-Length is the length a GET would carry: the upstream's, never 0.
+  const routes = path.join(env.tmp, `head-routes-${Date.now()}.json`);
+  writeFileSync(routes, JSON.stringify({ routes: [{ method: 'HEAD', route: '/things/*', gated: true }] }));
+  const heads = await env.startProxy(['--routes', routes]);
+  t.teardown(() => heads.process.stop());
+  const key = unique('head');
+  const first = await call(heads.url, 'HEAD', '/things/1', { key });
+  t.is(first.status, 200);
+  t.is(first.headers.get('gatehouse-outcome'), 'created');
+  t.true(Number(first.headers.get('content-length')) > 0, `the upstream's length, not the empty body's: ${first.headers.get('content-length')}`);
+  const replay = await call(heads.url, 'HEAD', '/things/1', { key });
+  t.is(replay.headers.get('idempotent-replayed'), 'true');
+  t.is(replay.headers.get('content-length'), null, 'a replay does not know the length, so it says none');
+});

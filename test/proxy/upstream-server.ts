@@ -4,7 +4,8 @@
 //   node --import=tsx test/proxy/upstream-server.ts --port N
 //
 // Behaviour by the first path segment: /hang never answers, /reset drops the connection after
-// reading the request, /error answers 500, /refuse answers 422, /redirect answers 303, /big
+// reading the request, /error answers 500, /refuse answers 422, /redirect answers 303,
+// /no-content 204 and /not-modified 304 (both without a body or Content-Length), /big
 // answers `x-size` bytes; /cut sends `200`, `Content-Length: 100` and 11 bytes, then drops the
 // connection; /cut-chunked the same with a chunked answer; /stall sends those 11 bytes and then
 // nothing more; /huge answers a chunked JSON body of `x-size` bytes (no Content-Length, written in
@@ -56,6 +57,12 @@ const server = createServer(async (req, res) => {
       return send(res, 422, { error: 'invalid_title', detail: 'titles must not be empty' });
     case 'redirect':
       res.writeHead(303, { location: '/items/1', 'content-length': '0' });
+      return res.end();
+    case 'no-content':
+      res.writeHead(204, { etag: '"v2"' });
+      return res.end();
+    case 'not-modified':
+      res.writeHead(304, { etag: '"v1"' });
       return res.end();
     case 'big':
       const size = Number(req.headers['x-size'] ?? 0);
