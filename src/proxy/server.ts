@@ -48,7 +48,7 @@ export async function startProxy(options: ProxyOptions, listen: { host: string; 
         sendError(res, new ProxyError('upstream_unavailable', `the upstream could not be reached: ${error.message}`));
       });
     }
-    const body = await readBody(req, res, options.maxBodyBytes);
+    const body = await readBody(req, res, options.maxBodyBytes, options.log);
     if (body === null) return;
     await handleGated(deps, req, res, body);
   }
@@ -74,16 +74,29 @@ export async function startProxy(options: ProxyOptions, listen: { host: string; 
 /**
  * The body of a gated request, at most `maxBytes` (declared or streamed). Over the limit the
  * caller gets 413 at once, while the rest is read and dropped, so it sees an answer, not a reset.
+ * Null when there is nothing to claim: the body was refused, or the client left in the middle.
  */
-function readBody(req: IncomingMessage, res: ServerResponse, maxBytes: number): Promise<Buffer | null> {
+function readBody(req: IncomingMessage, res: ServerResponse, maxBytes: number, log: ProxyOptions['log']): Promise<Buffer | null> {
   return new Promise((resolve, reject) => {
+    let settled = false;
+    const settle = (body: Buffer | null) => {
+      settled = true;
+      resolve(body);
+    };
     const refuse = () => {
       sendError(res, new ProxyError('payload_too_large', `the request body exceeds ${maxBytes} bytes; send a smaller body`));
       req.removeAllListeners('data');
       // Read and drop the rest: closing or destroying the connection now would reset it under a
       // client still sending, before it read the 413.
       req.resume();
-      resolve(null);
+      settle(null);
+    };
+    // A client that leaves mid-body (node reports it as an "aborted" error, then a close) is no
+    // bug of the proxy's: nothing to claim, nobody to answer, one short line for the operator.
+    const left = () => {
+      if (settled) return;
+      log('a client left before its request body was complete; nothing was claimed', { method: req.method, path: (req.url ?? '/').split('?', 1)[0] });
+      settle(null);
     };
     const declared = Number(req.headers['content-length'] ?? NaN);
     if (declared > maxBytes) return refuse();
@@ -94,11 +107,10 @@ function readBody(req: IncomingMessage, res: ServerResponse, maxBytes: number): 
       if (total > maxBytes) return refuse();
       chunks.push(chunk);
     });
-    req.once('end', () => resolve(Buffer.concat(chunks, total)));
-    req.once('error', reject);
-    // A client that leaves mid-body: nothing to claim, nobody to answer.
+    req.once('end', () => settle(Buffer.concat(chunks, total)));
+    req.once('error', (error) => (req.complete ? reject(error) : left()));
     req.once('close', () => {
-      if (!req.complete) resolve(null);
+      if (!req.complete) left();
     });
   });
 }

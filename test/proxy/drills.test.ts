@@ -4,6 +4,7 @@ import test from 'ava';
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import { GatehouseClient } from '../../src/client/index.js';
 import { startScript } from '../helpers/server-process.js';
@@ -341,4 +342,18 @@ test.serial('answers without content (204, 304, any answer to HEAD) get no Conte
   const replay = await call(heads.url, 'HEAD', '/things/1', { key });
   t.is(replay.headers.get('idempotent-replayed'), 'true');
   t.is(replay.headers.get('content-length'), null, 'a replay does not know the length, so it says none');
+});
+
+test.serial('a client that hangs up mid-body is not an internal error: one short line, nothing claimed, nothing sent', async (t) => {
+  const key = unique('hang-up');
+  const socket = net.connect(env.proxy.port, '127.0.0.1');
+  await new Promise((resolve) => socket.once('connect', resolve));
+  socket.write(`POST /tickets HTTP/1.1\r\nhost: proxy\r\ncontent-type: application/json\r\nidempotency-key: ${key}\r\ncontent-length: 1000\r\n\r\n{"title":"`);
+  await new Promise((r) => setTimeout(r, 200)); // the proxy is reading the body
+  socket.destroy();
+  const [line] = await env.proxy.process.waitFor(/gatehouse proxy: a client left .*\n/, 10_000, 'stderr');
+  t.false(line!.includes('Error'), `no stack for what is no bug: ${line}`);
+  t.false(env.proxy.process.stderr.includes('internal error'), env.proxy.process.stderr);
+  t.is(await gateway.findByKey(key), null, 'nothing was claimed');
+  t.is((await env.writes('/tickets')).filter((w) => w.headers['idempotency-key'] === key).length, 0);
 });
