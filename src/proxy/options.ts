@@ -25,9 +25,15 @@ export interface ProxyOptions {
   log: (message: string, fields?: Record<string, unknown>) => void;
 }
 
-/** `30s`, `500ms`, `2m`, or a plain number of seconds; above zero, no upper bound (a slow upstream may need long). */
+/**
+ * `30s`, `500ms`, `2m`, or a plain number of seconds; above zero, no upper bound (a slow upstream
+ * may need long). Zero is refused in words: the shared bounds message would print the smallest
+ * double as its lower bound. A duration that rounds to 0 ms is none either.
+ */
 export function parseDuration(text: string): number {
-  return parseDurationWithin(text, { min: Number.MIN_VALUE, max: Infinity });
+  const ms = parseDurationWithin(text, { min: 0, max: Infinity });
+  if (ms <= 0) throw new Error(`must be more than 0, like 30s or 500ms (not ${JSON.stringify(text)})`);
+  return ms;
 }
 
 /**

@@ -46,6 +46,17 @@ test('the CLI: verify-evidence --witness-key with no value exits 2 rather than s
   t.regex(result.stderr, /--witness-key needs a value/);
 });
 
+test('the CLI: proxy --timeout 0s or --lease 0s exits 2 saying it must be more than 0, in words', async (t) => {
+  for (const flag of ['--timeout', '--lease']) {
+    const result = await runCli(['proxy', '--upstream', 'http://127.0.0.1:1', '--gatehouse', 'http://127.0.0.1:1', flag, '0s'], {
+      env: { GATEHOUSE_API_KEY: 'gh_unused' },
+    });
+    t.is(result.code, 2, result.stderr);
+    t.regex(result.stderr, new RegExp(`${flag}: must be more than 0`));
+    t.notRegex(result.stderr, /5e-324|any length/);
+  }
+});
+
 test('--help wraps its descriptions between words, never inside one', async (t) => {
   const result = await runCli(['serve', '--help']);
   t.is(result.code, 0, result.stderr);

@@ -93,7 +93,8 @@ test('durations: 30s, 500ms, 2m, plain seconds', (t) => {
   t.is(parseDuration('2m'), 120_000);
   t.is(parseDuration('5'), 5_000);
   t.throws(() => parseDuration('soon'));
-  t.throws(() => parseDuration('0s'));
+  t.throws(() => parseDuration('0s'), { message: 'must be more than 0, like 30s or 500ms (not "0s")' });
+  t.throws(() => parseDuration('0.2ms'), { message: /must be more than 0/ }, 'a duration that rounds to 0 ms is none');
 });
 
 test('every code the proxy answers itself has a row with its status in docs/proxy.md, and every row is one of them', (t) => {
