@@ -1,6 +1,7 @@
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { isSqliteOutage, StoreUnavailableError } from '../store/store.js';
+import { StoreUnavailableError } from '../store/store.js';
+import { isStoreOutage } from '../store/outage.js';
 import { WorkAbandonedError, type WorkScope } from '../store/work-scope.js';
 import { RateLimitedLog } from '../core/rate-limited-log.js';
 import { DomainError, InvariantError } from '../core/errors.js';
@@ -73,7 +74,7 @@ export function asDomainError(error: unknown): DomainError | null {
   if (error instanceof DomainError) return error;
   if (error instanceof StoreUnavailableError) return new DomainError('store_unavailable', error.message, {}, { cause: error });
   if (error instanceof WorkAbandonedError) return new DomainError('overloaded', error.message, {}, { cause: error });
-  if (isSqliteOutage(error)) return new DomainError('store_unavailable', new StoreUnavailableError(error).message, {}, { cause: error });
+  if (isStoreOutage(error)) return new DomainError('store_unavailable', new StoreUnavailableError(error).message, {}, { cause: error });
   return fromKoaError(error);
 }
 

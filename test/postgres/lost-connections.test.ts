@@ -83,3 +83,56 @@ if (await postgresAvailable()) {
     t.log(`${terminated} sessions terminated, ${unavailable} answers 503, ${log.acks.length} acknowledged events`);
   });
 }
+
+if (await postgresAvailable()) {
+  test('[postgres] sessions terminated under concurrent reads: every answer is 200 or 503 store_unavailable, never 500 internal', async (t) => {
+    const cluster = await createCluster(t);
+    const [instance] = await cluster.start(1);
+    const admin = instance!.adminKey!;
+    // Several gateway keys, so key lookups (cached for a few seconds) keep reaching the database too.
+    const keys = await gatewayKeys(cluster, Array.from({ length: 6 }, () => 'acme'));
+    const ops: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const claimed = await claim(instance!.url, keys[0]!, `read-${i}`, claimBody(i));
+      t.is(claimed.status, 201, JSON.stringify(claimed.body));
+      ops.push(claimed.body.operation.id as string);
+    }
+    const paths = [
+      ...ops.map((id) => `/v1/operations/${id}`),
+      ...ops.map((id) => `/v1/operations/${id}/timeline`),
+      '/v1/operations?account_id=acme&limit=5',
+      '/v1/audit/events?account_id=acme&limit=50',
+    ];
+    const answers = new Map<string, number>();
+    const internal: string[] = [];
+    let stop = false;
+    const reader = async (r: number) => {
+      for (let i = 0; !stop; i++) {
+        const path = paths[(r + i) % paths.length]!;
+        const key = path.startsWith('/v1/audit') ? admin : keys[(r + i) % keys.length]!;
+        const response = await fetch(`${instance!.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
+        const body = (await response.json()) as { error?: { code?: string } };
+        const label = `${response.status} ${body.error?.code ?? ''}`.trim();
+        answers.set(label, (answers.get(label) ?? 0) + 1);
+        if (response.status === 500) internal.push(path);
+      }
+    };
+    const readers = Promise.all(Array.from({ length: WORKERS }, (_, r) => reader(r)));
+    let terminated = 0;
+    for (let round = 0; round < 12; round++) {
+      await new Promise((r) => setTimeout(r, 150));
+      const rows = await cluster.query<{ ended: boolean }>(
+        `select pg_terminate_backend(pid) as ended from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and application_name <> 'gatehouse-test-harness'`);
+      terminated += rows.filter((r) => r.ended).length;
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    stop = true;
+    await readers;
+    t.log(`${terminated} sessions terminated; answers ${JSON.stringify(Object.fromEntries(answers))}`);
+    t.true(terminated >= 6, `terminated ${terminated} sessions`);
+    t.deepEqual(internal.slice(0, 5), [], 'no read answered 500 internal');
+    t.deepEqual([...answers.keys()].filter((label) => label !== '200' && label !== '503 store_unavailable'), []);
+    t.true((answers.get('200') ?? 0) > 0);
+    t.false(/"level":50/.test(instance!.process.stderr), `no error-level log line: ${instance!.process.stderr.slice(-1500)}`);
+  });
+}
