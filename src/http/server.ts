@@ -79,7 +79,10 @@ export async function startServer(context: AppContext, options: ServeOptions): P
   const afterAnswer = () => {
     if (closingIdle) setImmediate(() => server.closeIdleConnections());
   };
-  const server = http.createServer({ ServerResponse: closingWhen(() => stopping) }, (req, res) => {
+  // Node enforces headersTimeout and requestTimeout only when it checks its connections, every
+  // 30 s by default: a connection that sent half its headers was cut at 10 to 40 s. Checked each
+  // second, the documented 10 s holds to within one.
+  const server = http.createServer({ ServerResponse: closingWhen(() => stopping), connectionsCheckingInterval: 1_000 }, (req, res) => {
     if (connections?.overBound()) return refuseOverConnectionBound(res);
     res.on('close', afterAnswer);
     void handle(req, res);

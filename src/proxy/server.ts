@@ -29,7 +29,8 @@ export async function startProxy(options: ProxyOptions, listen: { host: string; 
   const upstream = new Upstream(options.upstream, { timeoutMs: options.timeoutMs, maxResponseBytes: options.maxResponseBytes });
   const deps = { executor, upstream, leaseSeconds: options.leaseSeconds, maxBodyBytes: options.maxBodyBytes, log: options.log };
 
-  const server = http.createServer((req, res) => {
+  // Checked each second, headersTimeout holds to within one (Node's default check is every 30 s).
+  const server = http.createServer({ connectionsCheckingInterval: 1_000 }, (req, res) => {
     void handle(req, res).catch((error: unknown) => {
       if (error instanceof ProxyError) return sendError(res, error);
       options.log('internal error', { error: error instanceof Error ? error.stack ?? error.message : String(error) });

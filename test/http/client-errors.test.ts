@@ -55,3 +55,14 @@ test('[sqlite] after a refused request the service answers the next connection a
   await rawExchange(app.url, 'GET /v1/healthz HTTP/1.1\r\nHost: x\r\nBad Name: 1\r\n\r\n');
   t.is((await app.request('GET', '/v1/healthz')).status, 200);
 });
+
+test('[sqlite] a request whose headers stop arriving is answered 400 and closed at the documented 10 s, not up to 40 s later', async (t) => {
+  const app = await startTestApp(t, 'sqlite');
+  const began = Date.now();
+  // The request line, then nothing: the headers never end.
+  const exchange = await rawExchange(app.url, 'POST /v1/operations HTTP/1.1\r\nHost: x\r\n', { waitMs: 20_000 });
+  const seconds = (Date.now() - began) / 1000;
+  t.true(exchange.closed, `still open after ${seconds} s`);
+  t.true(seconds >= 9.5 && seconds <= 15, `closed after ${seconds} s`);
+  t.is(parseAnswers(exchange.text)[0]?.status, 400, exchange.text);
+});
