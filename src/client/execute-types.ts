@@ -1,5 +1,6 @@
 // The types of execute(intent, spec, write): what the caller hands in and every result it gets back.
 import type { GatehouseClient } from './client.js';
+import type { GatehouseError } from './errors.js';
 import type { PinnedKeys, PinnedKeysInput } from './grant.js';
 import type { KeyStore } from './key-store.js';
 import type { Approval, ClaimRequest, Grant, Lease, Operation, StoredResponse } from './types.js';
@@ -38,7 +39,8 @@ interface ResultBase {
 export type ExecuteResult =
   /**
    * This call ran the write. `outcome` is `failed` for a known business failure; `grant` is the
-   * verified grant it ran under when the operation needed approval (the claim was `approved`).
+   * verified grant it ran under when the operation needed approval (the claim was `approved`);
+   * `response` is the one stored (`onResponseTooLarge`'s when the write's own was too large).
    */
   | (ResultBase & { kind: 'created'; outcome: 'succeeded' | 'failed'; response: StoredResponse; operation: Operation; grant?: Grant })
   /** An earlier attempt finished: its stored response (null for a canceled operation). */
@@ -65,6 +67,13 @@ export interface ExecuteOptions {
   inProgressWaitMs?: number;
   /** Bounded wait for a pending approval to be decided (default: the executor's). */
   approvalWaitMs?: number;
+  /**
+   * Gatehouse refused the `completed` report as too large (413 `payload_too_large`): the response
+   * to store instead, reported once more with the same outcome (e.g. without its body, marked so).
+   * Without it, or when it answers undefined, the operation is left to become `unknown`, although
+   * the write's outcome is known.
+   */
+  onResponseTooLarge?: (response: StoredResponse, refusal: GatehouseError) => StoredResponse | undefined;
 }
 
 export interface ExecutorOptions {

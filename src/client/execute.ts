@@ -279,26 +279,31 @@ export class Executor {
         // A broken write function: it may have written. Never guess.
         return { kind: 'unknown', idempotencyKey: key, operation, cause: new TypeError('write returned neither {ok: true, response} nor {ok: false, response}') };
       }
+      const outcome = result.ok ? 'succeeded' : 'failed';
+      let stored = result.response;
+      const complete = () => this.#report(operation.id, { type: 'completed', lease_token: token, outcome, response: stored });
       try {
         if (!sentReported) await reportSent(); // by_write mode and the write forgot: it did write
         if (result.ok && result.provider_ref) {
           await this.#report(operation.id, { type: 'accepted', lease_token: token, provider_ref: result.provider_ref });
         }
-        const done = await this.#report(operation.id, {
-          type: 'completed',
-          lease_token: token,
-          outcome: result.ok ? 'succeeded' : 'failed',
-          response: result.response,
-        });
-        return {
-          kind: 'created', idempotencyKey: key, outcome: result.ok ? 'succeeded' : 'failed', response: result.response, operation: done.operation ?? operation,
-          ...(grant ? { grant } : {}),
-        };
+        let done: { operation: Operation };
+        try {
+          done = await complete();
+        } catch (err) {
+          // Refused as too large, nothing was recorded: the outcome is still known, so it is
+          // reported again with a response that fits, when the caller has one.
+          const smaller = err instanceof GatehouseError && err.code === 'payload_too_large' ? options.onResponseTooLarge?.(stored, err) : undefined;
+          if (smaller === undefined) throw err;
+          stored = smaller;
+          done = await complete();
+        }
+        return { kind: 'created', idempotencyKey: key, outcome, response: stored, operation: done.operation ?? operation, ...(grant ? { grant } : {}) };
       } catch (err) {
         // The write happened but Gatehouse did not record it: look by key before saying unknown.
         const seen = await this.client.findByKey(key).catch(() => null);
         if (seen && (seen.state === 'succeeded' || seen.state === 'failed')) {
-          return { kind: 'created', idempotencyKey: key, outcome: seen.state, response: result.response, operation: seen, ...(grant ? { grant } : {}) };
+          return { kind: 'created', idempotencyKey: key, outcome: seen.state, response: stored, operation: seen, ...(grant ? { grant } : {}) };
         }
         this.#log('completed report failed; the operation will become unknown', { operation_id: operation.id, error: (err as Error)?.message });
         return { kind: 'unknown', idempotencyKey: key, operation: seen ?? operation, cause: err };

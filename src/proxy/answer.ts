@@ -5,7 +5,7 @@ import type { ExecuteResult, GatehouseClient } from '../client/index.js';
 import { contentLength, endToEnd, first } from './headers.js';
 import { sendError, sendJson, ProxyError } from './errors.js';
 import { reusedAnswer } from './reused.js';
-import { fromStored } from './stored-response.js';
+import { BODY_OMITTED, fromStored } from './stored-response.js';
 import type { UpstreamResponse } from './upstream.js';
 
 /** The claim's outcome: a write run under a grant was claimed `approved` (the Executor's kind is `created`). */
@@ -20,10 +20,15 @@ function labels(result: ExecuteResult): Record<string, string> {
   return headers;
 }
 
-/** The upstream's own answer to the write this request made: status, end-to-end headers and body as they came. */
+/**
+ * The upstream's own answer to the write this request made: status, end-to-end headers and body as
+ * they came; when its body was not stored (too large), the marker replays carry says so at once.
+ */
 export function sendUpstream(res: ServerResponse, answer: UpstreamResponse, result: ExecuteResult): void {
   if (res.headersSent || res.destroyed) return;
   const headers = endToEnd(answer.headers, ['content-length']);
+  const omitted = result.kind === 'created' ? result.response.headers?.[BODY_OMITTED] : undefined;
+  if (typeof omitted === 'string') headers[BODY_OMITTED] = omitted;
   const length = contentLength(res.req.method, answer.status, answer.body.length, first(answer.headers, 'content-length'));
   res.writeHead(answer.status, { ...headers, ...labels(result), ...(length === undefined ? {} : { 'content-length': length }) });
   res.end(answer.body);

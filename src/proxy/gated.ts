@@ -9,13 +9,14 @@ import {
   GrantVerificationError,
   type ExecuteResult,
   type Executor,
+  type StoredResponse,
   type WriteFn,
 } from '../client/index.js';
 import { claimTarget } from './command.js';
 import { ProxyError, sendError } from './errors.js';
 import { first } from './headers.js';
 import { mapResult, sendUpstream } from './answer.js';
-import { toStored } from './stored-response.js';
+import { toStored, withoutBody } from './stored-response.js';
 import { UpstreamUnavailable, UpstreamUnknown, type Upstream, type UpstreamResponse } from './upstream.js';
 
 export interface GatedDeps {
@@ -66,7 +67,10 @@ export async function handleGated(deps: GatedDeps, req: IncomingMessage, res: Se
     result = await deps.executor.executeWithKey(key, {
       method, route: target.route, command: target.command, lease_seconds: deps.leaseSeconds,
       ...(agentRunId === undefined ? {} : { agent_run_id: agentRunId }),
-    }, write, { sentMode: 'by_write', inProgressWaitMs: 0, approvalWaitMs: 0 });
+    }, write, {
+      sentMode: 'by_write', inProgressWaitMs: 0, approvalWaitMs: 0,
+      onResponseTooLarge: (stored, refusal) => storedWithoutBody(deps, stored, refusal, claimed, upstreamAnswer),
+    });
   } catch (error) {
     if (claimed === undefined && error instanceof GatehouseError && error.status === 413) throw claimTooLarge(deps, body.length, error);
     throw translate(error, claimed);
@@ -103,6 +107,20 @@ function answerUnknownWrite(deps: GatedDeps, res: ServerResponse, result: Extrac
       ...(reason === 'server_error' && upstreamAnswer ? { upstream_status: upstreamAnswer.status } : {}),
     },
   }), headers);
+}
+
+/**
+ * Gatehouse refused the `completed` report as too large: the answer passed `--max-response`, but
+ * its JSON form (base64 for bytes, escapes for control characters) did not pass the service's
+ * `--max-body`. The write's outcome is known, so it is stored all the same, without the body.
+ */
+function storedWithoutBody(deps: GatedDeps, stored: StoredResponse, refusal: GatehouseError, claimed: Claimed | undefined, answer: UpstreamResponse | undefined): StoredResponse {
+  deps.log('the upstream answer is too large to store in Gatehouse: its status and headers are stored without the body, and replays say so '
+    + '(gatehouse-body-omitted); to keep such bodies, give gatehouse serve --max-body room for the answer as stored (stored_body_bytes)', {
+    operation_id: claimed?.operationId, status: stored.status, body_bytes: answer?.body.length,
+    stored_body_bytes: Buffer.byteLength(JSON.stringify(stored.body ?? null)), gatehouse: refusal.message,
+  });
+  return withoutBody(stored);
 }
 
 /**

@@ -5,6 +5,8 @@
 // header that replays drop: `gatehouse-body-encoding: text` (UTF-8) or `base64`.
 // Only headers that describe the answer itself are stored: hop-by-hop and per-connection ones
 // would be wrong on a replay, and Set-Cookie must never be handed to another caller.
+// An answer Gatehouse cannot hold (its JSON form is over the service's body limit) is stored
+// without its body, with a header replays keep: `gatehouse-body-omitted: too-large`.
 import { parseStrictJson } from '../core/strict-json.js';
 import type { JsonValue } from '../core/json.js';
 import type { StoredResponse } from '../client/index.js';
@@ -13,6 +15,7 @@ import type { UpstreamResponse } from './upstream.js';
 
 const STORED_HEADERS = ['content-type', 'location', 'content-location', 'content-language', 'etag', 'last-modified', 'link'];
 const ENCODING = 'gatehouse-body-encoding';
+export const BODY_OMITTED = 'gatehouse-body-omitted';
 
 export function toStored(res: UpstreamResponse): StoredResponse {
   const headers: Record<string, string> = {};
@@ -33,6 +36,12 @@ export function toStored(res: UpstreamResponse): StoredResponse {
   const text = res.body.toString('utf8');
   if (Buffer.from(text, 'utf8').equals(res.body)) return { status: res.status, headers: { ...headers, [ENCODING]: 'text' }, body: text };
   return { status: res.status, headers: { ...headers, [ENCODING]: 'base64' }, body: res.body.toString('base64') };
+}
+
+/** The answer's status and headers without its body, marked so: a replay says the body was not kept. */
+export function withoutBody(stored: StoredResponse): StoredResponse {
+  const { [ENCODING]: _encoding, ...headers } = stored.headers ?? {};
+  return { status: stored.status, headers: { ...headers, [BODY_OMITTED]: 'too-large' } };
 }
 
 /**

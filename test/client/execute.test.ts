@@ -163,6 +163,33 @@ test('a lost completed answer: the report is retried with the same data', async 
   t.is([...fake.ops.values()][0]!.state, 'succeeded');
 });
 
+test('a completed report refused as too large is reported again with onResponseTooLarge\'s response, same outcome', async (t) => {
+  const { fake, executor } = setup();
+  fake.maxBodyBytes = 1000;
+  const big = { status: 201, headers: { location: '/t/1' }, body: 'x'.repeat(2000) };
+  const seen: Array<{ response: unknown; code: string; status: number }> = [];
+  const r = await executor.execute('t', spec, async () => ({ ok: true, response: big }), {
+    onResponseTooLarge: (response, refusal) => {
+      seen.push({ response, code: refusal.code, status: refusal.status });
+      return { status: response.status, headers: { ...response.headers, omitted: 'yes' } };
+    },
+  });
+  t.deepEqual(seen, [{ response: big, code: 'payload_too_large', status: 413 }]);
+  t.like(r, { kind: 'created', outcome: 'succeeded', response: { status: 201, headers: { location: '/t/1', omitted: 'yes' } } });
+  t.deepEqual(fake.reports.map((x) => x.type), ['sent', 'completed']);
+  const op = [...fake.ops.values()][0]!;
+  t.is(op.state, 'succeeded');
+  t.deepEqual(op.response, { status: 201, headers: { location: '/t/1', omitted: 'yes' } });
+});
+
+test('a completed report refused as too large, without onResponseTooLarge: left to become unknown, never guessed', async (t) => {
+  const { fake, executor } = setup();
+  fake.maxBodyBytes = 1000;
+  const r = await executor.execute('t', spec, async () => ({ ok: true, response: { status: 201, body: 'x'.repeat(2000) } }));
+  t.is(r.kind, 'unknown');
+  t.deepEqual(fake.reports.map((x) => x.type), ['sent']);
+});
+
 test('no answer at all: throws the transport error after bounded attempts, the key stays stored', async (t) => {
   const { fake, executor, keyStore } = setup();
   fake.drop(() => true, 'before', 1000);

@@ -29,6 +29,8 @@ export class FakeGatehouse {
   readonly #privateKey: KeyObject;
   /** Routes that need approval. */
   approvalRoutes = new Set<string>();
+  /** `serve --max-body`: a request body over it is refused 413 `payload_too_large`, nothing done. */
+  maxBodyBytes = Infinity;
   now = () => Date.now();
   seq = 0;
 
@@ -85,7 +87,9 @@ export class FakeGatehouse {
       drop.times--;
       throw new TypeError('fetch failed', { cause: new Error('ECONNRESET') });
     }
-    const [status, answer, extraHeaders] = this.#route(method, url, key, body);
+    const [status, answer, extraHeaders] = Buffer.byteLength(String(init?.body ?? '')) > this.maxBodyBytes
+      ? err(413, 'payload_too_large')
+      : this.#route(method, url, key, body);
     if (drop?.when === 'after') {
       drop.times--;
       throw new TypeError('fetch failed', { cause: new Error('ECONNRESET') });

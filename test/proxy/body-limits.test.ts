@@ -1,7 +1,10 @@
-// The request body limits of `gatehouse proxy` against Gatehouse's own, every part a real process
-// with the shipped defaults (docs/proxy.md, limits). A gated body travels to Gatehouse inside the
+// The body limits of `gatehouse proxy` against Gatehouse's own, every part a real process with
+// the shipped defaults (docs/proxy.md, limits). A gated body travels to Gatehouse inside the
 // claim, so the claim is larger than the body: a body the proxy accepts must fit under the
 // service's default limit, and when a deployment's limits do not fit, the answer says so truly.
+// The upstream's answer travels inside the `completed` report, encoded as JSON (base64 for bytes,
+// escapes for control characters), so an answer under --max-response may not fit either: the
+// write's outcome is still recorded, without the body, and replays say so.
 import test from 'ava';
 import { GatehouseClient } from '../../src/client/index.js';
 import { parseByteSize } from '../../src/config/byte-size.js';
@@ -60,3 +63,35 @@ test.serial('a proxy whose --max-body passes Gatehouse\'s answers 413 naming bot
   t.is(await writesWith(key), 0);
   await roomy.process.waitFor(/Gatehouse refused a claim as too large/, 10_000, 'stderr');
 });
+
+/** An answer under the proxy's --max-response whose JSON form in the `completed` report is over Gatehouse's --max-body. */
+for (const { fill, bytes, stored } of [
+  { fill: 'binary', bytes: 800_000, stored: 'base64, a third larger' },
+  { fill: 'control', bytes: 800_000, stored: 'text whose control characters JSON escapes six times over' },
+]) {
+  test.serial(`an answer too large to store once encoded (${bytes} bytes, ${fill}: ${stored}) is recorded without its body, never left unknown`, async (t) => {
+    const key = unique(`big-${fill}`);
+    const headers = { 'x-size': String(bytes), 'x-fill': fill };
+    const first = await call(env.proxy.url, 'POST', '/big', { key, body: {}, headers });
+    t.is(first.status, 201, first.text.slice(0, 300));
+    t.is(first.headers.get('content-length'), String(bytes), 'the caller that made the write gets the whole answer');
+    t.is(first.text.length, bytes);
+
+    const op = (await gateway.findByKey(key))!;
+    t.is(op.state, 'succeeded', 'the write\'s outcome is known: recorded, not left to become unknown');
+    t.is(first.headers.get('gatehouse-body-omitted'), 'too-large', 'the caller is told a retry will not get the body back');
+    t.deepEqual(op.response, {
+      status: 201,
+      headers: { 'content-type': first.headers.get('content-type')!, location: '/items/big', etag: `"big-${bytes}"`, 'gatehouse-body-omitted': 'too-large' },
+    });
+
+    const retry = await call(env.proxy.url, 'POST', '/big', { key, body: {}, headers });
+    t.is(retry.status, 201, retry.text.slice(0, 300));
+    t.is(retry.headers.get('idempotent-replayed'), 'true');
+    t.is(retry.headers.get('gatehouse-body-omitted'), 'too-large', 'the replay says its body was not kept');
+    t.is(retry.headers.get('location'), '/items/big');
+    t.is(retry.text, '');
+    t.is((await env.writes('/big')).filter((w) => w.headers['idempotency-key'] === key).length, 1, 'never sent twice');
+    await env.proxy.process.waitFor(new RegExp(`too large to store.*"operation_id":"${op.id}"`), 10_000, 'stderr');
+  });
+}

@@ -6,7 +6,7 @@
 // Behaviour by the first path segment: /hang never answers, /reset drops the connection after
 // reading the request, /error answers 500, /refuse answers 422, /redirect answers 303,
 // /no-content 204 and /not-modified 304 (both without a body or Content-Length), /big
-// answers `x-size` bytes; /cut sends `200`, `Content-Length: 100` and 11 bytes, then drops the
+// answers 201 with `x-size` bytes of `x-fill` (text, binary or control, below); /cut sends `200`, `Content-Length: 100` and 11 bytes, then drops the
 // connection; /cut-chunked the same with a chunked answer; /stall sends those 11 bytes and then
 // nothing more; /huge answers a chunked JSON body of `x-size` bytes (no Content-Length, written in
 // pieces); any other write answers 201 with a new item. `x-delay-ms` delays the
@@ -24,6 +24,13 @@ interface Seen {
 }
 const seen: Seen[] = [];
 let next = 1;
+
+/** What /big answers its `x-size` bytes with, by `x-fill`: text stored as it is, bytes that are not UTF-8, or text JSON escapes six times over. */
+const BIG_FILLS: Record<string, { byte: number; type: string }> = {
+  text: { byte: 0x61, type: 'text/plain' },
+  binary: { byte: 0xff, type: 'application/octet-stream' },
+  control: { byte: 0x01, type: 'text/plain' },
+};
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
   const text = body === undefined ? '' : JSON.stringify(body);
@@ -64,10 +71,12 @@ const server = createServer(async (req, res) => {
     case 'not-modified':
       res.writeHead(304, { etag: '"v1"' });
       return res.end();
-    case 'big':
+    case 'big': {
       const size = Number(req.headers['x-size'] ?? 0);
-      res.writeHead(201, { 'content-type': 'text/plain', 'content-length': String(size) });
-      return res.end(Buffer.alloc(size, 'a'));
+      const fill = BIG_FILLS[String(req.headers['x-fill'] ?? 'text')] ?? BIG_FILLS.text!;
+      res.writeHead(201, { 'content-type': fill.type, 'content-length': String(size), location: '/items/big', etag: `"big-${size}"` });
+      return res.end(Buffer.alloc(size, fill.byte));
+    }
     case 'cut':
     case 'cut-chunked':
     case 'stall': {
