@@ -111,7 +111,7 @@ function answerUnknownWrite(deps: GatedDeps, res: ServerResponse, result: Extrac
 
 /**
  * Gatehouse refused the `completed` report as too large: the answer passed `--max-response`, but
- * its JSON form (base64 for bytes, escapes for control characters) did not pass the service's
+ * its stored form (base64 for bytes, a third larger) in the report did not pass the service's
  * `--max-body`. The write's outcome is known, so it is stored all the same, without the body.
  */
 function storedWithoutBody(deps: GatedDeps, stored: StoredResponse, refusal: GatehouseError, claimed: Claimed | undefined, answer: UpstreamResponse | undefined): StoredResponse {

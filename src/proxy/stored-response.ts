@@ -2,7 +2,8 @@
 //
 // A JSON answer is stored as its JSON value, so incident review reads it as JSON. Anything else
 // (text, HTML, binary, or JSON the strict parser refuses) is stored as a string, with a marker
-// header that replays drop: `gatehouse-body-encoding: text` (UTF-8) or `base64`.
+// header that replays drop: `gatehouse-body-encoding: text` (UTF-8) or `base64` (bytes, and text
+// JSON's escapes would make larger than base64: up to six bytes for one control character).
 // Only headers that describe the answer itself are stored: hop-by-hop and per-connection ones
 // would be wrong on a replay, and Set-Cookie must never be handed to another caller.
 // An answer Gatehouse cannot hold (its JSON form is over the service's body limit) is stored
@@ -34,8 +35,15 @@ export function toStored(res: UpstreamResponse): StoredResponse {
     }
   }
   const text = res.body.toString('utf8');
-  if (Buffer.from(text, 'utf8').equals(res.body)) return { status: res.status, headers: { ...headers, [ENCODING]: 'text' }, body: text };
+  if (Buffer.from(text, 'utf8').equals(res.body) && Buffer.byteLength(JSON.stringify(text)) <= base64Bytes(res.body.length)) {
+    return { status: res.status, headers: { ...headers, [ENCODING]: 'text' }, body: text };
+  }
   return { status: res.status, headers: { ...headers, [ENCODING]: 'base64' }, body: res.body.toString('base64') };
+}
+
+/** The length of `bytes` bytes as a base64 JSON string, quotes included. */
+function base64Bytes(bytes: number): number {
+  return 4 * Math.ceil(bytes / 3) + 2;
 }
 
 /** The answer's status and headers without its body, marked so: a replay says the body was not kept. */

@@ -3,8 +3,8 @@
 // claim, so the claim is larger than the body: a body the proxy accepts must fit under the
 // service's default limit, and when a deployment's limits do not fit, the answer says so truly.
 // The upstream's answer travels inside the `completed` report, encoded as JSON (base64 for bytes,
-// escapes for control characters), so an answer under --max-response may not fit either: the
-// write's outcome is still recorded, without the body, and replays say so.
+// and for text JSON would escape to more), so an answer under --max-response may not fit either:
+// the write's outcome is still recorded, without the body, and replays say so.
 import test from 'ava';
 import { GatehouseClient } from '../../src/client/index.js';
 import { parseByteSize } from '../../src/config/byte-size.js';
@@ -67,7 +67,7 @@ test.serial('a proxy whose --max-body passes Gatehouse\'s answers 413 naming bot
 /** An answer under the proxy's --max-response whose JSON form in the `completed` report is over Gatehouse's --max-body. */
 for (const { fill, bytes, stored } of [
   { fill: 'binary', bytes: 800_000, stored: 'base64, a third larger' },
-  { fill: 'control', bytes: 800_000, stored: 'text whose control characters JSON escapes six times over' },
+  { fill: 'control', bytes: 800_000, stored: 'control characters, base64 too rather than escaped six times over' },
 ]) {
   test.serial(`an answer too large to store once encoded (${bytes} bytes, ${fill}: ${stored}) is recorded without its body, never left unknown`, async (t) => {
     const key = unique(`big-${fill}`);
@@ -95,3 +95,19 @@ for (const { fill, bytes, stored } of [
     await env.proxy.process.waitFor(new RegExp(`too large to store.*"operation_id":"${op.id}"`), 10_000, 'stderr');
   });
 }
+
+test.serial('text that JSON escapes would make too large is stored as base64, whole (300,000 control characters)', async (t) => {
+  const key = unique('control-base64');
+  const bytes = 300_000; // 1.8 MB escaped (\u0001), 400 KB as base64
+  const headers = { 'x-size': String(bytes), 'x-fill': 'control' };
+  const first = await call(env.proxy.url, 'POST', '/big', { key, body: {}, headers });
+  t.is(first.status, 201, first.text.slice(0, 300));
+  t.is(first.headers.get('gatehouse-body-omitted'), null);
+  const op = (await gateway.findByKey(key))!;
+  t.is(op.state, 'succeeded');
+  t.is(op.response?.headers?.['gatehouse-body-encoding'], 'base64');
+  const retry = await call(env.proxy.url, 'POST', '/big', { key, body: {}, headers });
+  t.is(retry.headers.get('idempotent-replayed'), 'true');
+  t.is(retry.headers.get('gatehouse-body-omitted'), null, 'the body was kept');
+  t.is(retry.text, '\x01'.repeat(bytes), 'replayed byte for byte');
+});
