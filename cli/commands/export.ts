@@ -7,6 +7,7 @@ import { accountInLedger, exportLines } from '../../src/ledger/export.js';
 import { rfc3339 } from '../../src/core/time.js';
 import { print, runVerb, storeOptions, UsageError, type StoreArgs } from '../output.js';
 import { withExistingLedger } from '../with-context.js';
+import { openNewOutFile } from '../out-file.js';
 
 interface ExportArgs extends StoreArgs {
   account?: string;
@@ -34,7 +35,7 @@ export const exportCommand: CommandModule<object, ExportArgs> = {
       const lines = exportLines(context.store.db, {
         ledger_id: context.ledgerId, account_id: accountId, exported_at: rfc3339(context.clock.now()), keys: context.publicKeys(),
       });
-      const target = args.out === '-' ? process.stdout : fs.createWriteStream(args.out, { flags: 'wx' });
+      const target = args.out === '-' ? process.stdout : fs.createWriteStream(args.out, { fd: openNewOutFile(args.out) });
       await pipeline(Readable.from(lines), target);
     });
     if (args.out !== '-') print(args, `exported to ${args.out}`, { out: args.out });

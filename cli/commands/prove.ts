@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import type { Argv, CommandModule } from 'yargs';
 import { print, runVerb, storeOptions, UsageError, type StoreArgs } from '../output.js';
 import { withExistingLedger } from '../with-context.js';
+import { writeNewOutFile } from '../out-file.js';
 import type { SavedCheckpoint } from '../../src/ledger/saved-checkpoint.js';
 import { noteFromSavedText } from '../../src/core/note.js';
 
@@ -32,7 +33,7 @@ export const proveCommand: CommandModule<object, ProveArgs> = {
     await withExistingLedger(args, async (context) => {
       const { buildEvidence } = await import('../../src/ledger/evidence-file.js');
       const evidence = await buildEvidence(context, args.account, args.seq, given);
-      fs.writeFileSync(args.out, JSON.stringify(evidence, null, 2) + '\n');
+      writeNewOutFile(args.out, JSON.stringify(evidence, null, 2) + '\n');
       print(args, `evidence: wrote ${args.out} (account ${args.account}, seq ${args.seq}, checkpoint size ${evidence.checkpoint.tree_size}, ${evidence.checkpoint.cosignatures} witness cosignatures)`,
         { file: args.out, account_id: args.account, seq: args.seq, tree_size: evidence.checkpoint.tree_size, cosignatures: evidence.checkpoint.cosignatures });
     });

@@ -48,3 +48,20 @@ test('an export (as GET /v1/audit/export writes it) of an account with no data k
   t.deepEqual((await first('nosuch')).data_keys, {}, 'absent, not null (null means shredded)');
   t.is(typeof (await first(ACCOUNT)).data_keys[ACCOUNT], 'string');
 });
+
+test('export and prove refuse an --out file that exists (exit 2) and leave it as it was', async (t) => {
+  const ledger = await closedLedger(t);
+  const out = ledger.file('kept.txt');
+  fs.writeFileSync(out, 'an earlier export, the only copy\n');
+  const verbs: Array<[string, string[]]> = [
+    ['export', ['export', ...ledger.store.cliArgs, '--account', ACCOUNT, '--out', out]],
+    ['prove', ['prove', ...ledger.store.cliArgs, '--account', ACCOUNT, '--seq', '1', '--out', out]],
+  ];
+  for (const [verb, args] of verbs) {
+    const result = await runCli(args);
+    t.is(result.code, 2, `${verb}: ${result.stdout}${result.stderr}`);
+    t.is(result.stderr, `gatehouse: --out ${out} exists already; it is never overwritten (remove it or name another file)\n`, verb);
+    t.is(result.stdout, '', verb);
+    t.is(fs.readFileSync(out, 'utf8'), 'an earlier export, the only copy\n', `${verb}: the file is untouched`);
+  }
+});
