@@ -14,6 +14,16 @@ export const storeOptions = {
   json: { type: 'boolean', default: false, describe: 'machine-readable output' },
 } as const;
 
+/**
+ * `--witness-key KEY … [--min-witnesses N]` of the two offline checkers, verify and
+ * verify-evidence: one definition, and one check of the values (src/verify/witness-policy.ts),
+ * so that the two can never accept different quorums.
+ */
+export const witnessKeyOptions = {
+  'witness-key': { type: 'string', array: true, describe: 'a trusted witness (cosignature/v1 verifier key); repeatable' },
+  'min-witnesses': { type: 'number', describe: 'valid cosignatures by distinct --witness-key witnesses the checkpoint must carry (verify: the newest of each account), 1 to the number of --witness-key; default 1 with --witness-key' },
+} as const;
+
 export interface StoreArgs {
   'data-dir'?: string;
   db?: string;

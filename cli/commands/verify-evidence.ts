@@ -1,10 +1,13 @@
 /**
- * `gatehouse verify-evidence FILE`: checks an evidence file offline with src/core only — no
- * server, no database, no data dir. Exit 0 valid, 1 invalid (`evidence: INVALID: reason`),
+ * `gatehouse verify-evidence FILE`: checks an evidence file offline with src/core (and the
+ * option checks it shares with verify, src/verify/witness-policy.ts) — no server, no
+ * database, no data dir. Exit 0 valid, 1 invalid (`evidence: INVALID: reason`),
  * 2 usage or I/O error.
  */
 import fs from 'node:fs';
 import type { Argv, CommandModule } from 'yargs';
+import { EXIT_UNREADABLE, VerifyInputError } from '../../src/verify/errors.js';
+import { witnessKeyOptions } from '../output.js';
 
 interface VerifyEvidenceArgs {
   file: string;
@@ -15,8 +18,6 @@ interface VerifyEvidenceArgs {
   json: boolean;
 }
 
-class InputError extends Error {}
-
 export const verifyEvidenceCommand: CommandModule<object, VerifyEvidenceArgs> = {
   command: 'verify-evidence <file>',
   describe: 'check an evidence file offline: event hash, payload, inclusion proof, checkpoint signature, witnesses (exit 0 valid, 1 invalid, 2 unreadable)',
@@ -25,8 +26,7 @@ export const verifyEvidenceCommand: CommandModule<object, VerifyEvidenceArgs> = 
     .options({
       keys: { type: 'string', describe: 'trusted log keys: a file with the JSON of GET /v1/keys' },
       'public-key': { type: 'string', describe: 'trusted log key: a note verifier key or a base64 Ed25519 public key' },
-      'witness-key': { type: 'string', array: true, describe: 'a trusted witness (cosignature/v1 verifier key); repeatable' },
-      'min-witnesses': { type: 'number', describe: 'valid witness cosignatures the checkpoint must carry (default 1 with --witness-key)' },
+      ...witnessKeyOptions,
       json: { type: 'boolean', default: false, describe: 'machine-readable output' },
     }) as unknown as Argv<VerifyEvidenceArgs>,
   handler: async (args) => {
@@ -35,37 +35,33 @@ export const verifyEvidenceCommand: CommandModule<object, VerifyEvidenceArgs> = 
 };
 
 async function run(args: VerifyEvidenceArgs): Promise<number> {
-  const [{ verifyEvidence }, { logKeyFrom, logKeysFromList }, { parseCosignerVerifier }, { SigningKeyError }] = await Promise.all([
-    import('../../src/core/evidence.js'), import('../../src/core/log-keys.js'), import('../../src/core/cosignature.js'), import('../../src/core/signing-key.js'),
+  const [{ verifyEvidence }, { logKeyFrom, logKeysFromList }, { witnessPolicy }, { SigningKeyError }] = await Promise.all([
+    import('../../src/core/evidence.js'), import('../../src/core/log-keys.js'), import('../../src/verify/witness-policy.js'), import('../../src/core/signing-key.js'),
   ]);
   let evidence: unknown;
   try {
-    if (args.keys !== undefined && args['public-key'] !== undefined) throw new InputError('give --keys or --public-key, not both');
-    const witnessTexts = args['witness-key'] ?? [];
-    const min = args['min-witnesses'] ?? (witnessTexts.length > 0 ? 1 : 0);
-    if (!Number.isInteger(min) || min < 0 || min > witnessTexts.length) {
-      throw new InputError(`--min-witnesses must be a whole number from ${witnessTexts.length > 0 ? 1 : 0} to ${witnessTexts.length} (the --witness-key values given)`);
-    }
+    if (args.keys !== undefined && args['public-key'] !== undefined) throw new VerifyInputError('give --keys or --public-key, not both');
+    // The check verify makes of the same options: the two never accept different quorums.
+    const witnesses = witnessPolicy(args['witness-key'] ?? [], args['min-witnesses']);
     evidence = readJson(args.file, 'the evidence file');
     const ledgerId = typeof (evidence as { ledger_id?: unknown } | null)?.ledger_id === 'string' ? (evidence as { ledger_id: string }).ledger_id : '';
-    const witnesses = witnessTexts.map((text) => parseCosignerVerifier(text));
     const trustedKeys = args['public-key'] !== undefined
       ? [logKeyFrom(args['public-key'], ledgerId)]
       : args.keys !== undefined ? logKeysFromList(readJson(args.keys, '--keys'), ledgerId) : null;
     if (trustedKeys === null) {
       process.stderr.write('gatehouse verify-evidence: warning: trusting the keys listed in the evidence file itself; they are not pinned (pass --keys or --public-key with the key you saved from GET /v1/keys)\n');
     }
-    const verdict = verifyEvidence(evidence, { trustedKeys, witnesses, minWitnesses: min });
+    const verdict = verifyEvidence(evidence, { trustedKeys, witnesses: witnesses?.keys ?? [], minWitnesses: witnesses?.min ?? 0 });
     if (args.json) process.stdout.write(JSON.stringify(verdict) + '\n');
     else if (verdict.ok) {
       process.stdout.write(`evidence: VALID: event ${verdict.seq} of account ${verdict.account_id} is in the signed checkpoint of size ${verdict.tree_size}` +
-        `${witnesses.length > 0 ? ` with ${verdict.cosignatures} valid witness cosignature${verdict.cosignatures === 1 ? '' : 's'}` : ''}\n`);
+        `${witnesses !== null ? ` with ${verdict.cosignatures} valid witness cosignature${verdict.cosignatures === 1 ? '' : 's'}` : ''}\n`);
     } else process.stdout.write(`evidence: INVALID: ${verdict.reason}\n`);
     return verdict.ok ? 0 : 1;
   } catch (error) {
-    if (error instanceof InputError || error instanceof SigningKeyError) {
+    if (error instanceof VerifyInputError || error instanceof SigningKeyError) {
       process.stderr.write(`gatehouse verify-evidence: ${error.message}\n`);
-      return 2;
+      return EXIT_UNREADABLE;
     }
     throw error;
   }
@@ -76,11 +72,11 @@ function readJson(file: string, what: string): unknown {
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (error) {
-    throw new InputError(`cannot read ${what} ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    throw new VerifyInputError(`cannot read ${what} ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
   }
   try {
     return JSON.parse(text); // untrusted input
   } catch {
-    throw new InputError(`${what} ${file} is not JSON`);
+    throw new VerifyInputError(`${what} ${file} is not JSON`);
   }
 }

@@ -8,6 +8,7 @@ import { EXIT_INTACT, EXIT_TAMPERED, EXIT_UNREADABLE, VerifyInputError, ioErrorC
 import { reportLines } from '../../src/verify/report.js';
 import type { VerifyInput } from '../../src/verify/verify-ledger.js';
 import { readVerifyTuning } from '../../src/config/verify-tuning.js';
+import { witnessKeyOptions } from '../output.js';
 
 interface VerifyArgs {
   export?: string;
@@ -38,8 +39,7 @@ export const verifyCommand: CommandModule<object, VerifyArgs> = {
       checkpoint: { type: 'string', array: true, describe: 'a saved checkpoint (JSON or note text) the log must contain; repeatable' },
       'master-key': { type: 'string', describe: 'a master.key file: every payload must decrypt' },
       'data-dir': { type: 'string', describe: 'where signing.key is when no key is given (default ./data)' },
-      'witness-key': { type: 'string', array: true, describe: 'a trusted witness (cosignature/v1 verifier key); repeatable' },
-      'min-witnesses': { type: 'number', describe: 'valid witness cosignatures the newest checkpoint of each account must carry (default 1 with --witness-key)' },
+      ...witnessKeyOptions,
       json: { type: 'boolean', default: false, describe: 'machine-readable output' },
     }) as unknown as Argv<VerifyArgs>,
   handler: async (args) => {

@@ -1,6 +1,7 @@
 /**
- * Input that `gatehouse verify` cannot read at all (a missing file, a file that is not a
- * Gatehouse database or export, a bad key option): exit 2, one clear line, never a stack.
+ * Input that `gatehouse verify` (or `verify-evidence`) cannot read at all (a missing file, a
+ * file that is not a Gatehouse database, export or evidence file, a bad key option): exit 2,
+ * one clear line, never a stack.
  * Evidence of tampering is not an error: it is a verdict (exit 1).
  */
 export class VerifyInputError extends Error {

@@ -12,10 +12,14 @@ export interface WitnessPolicy {
   min: number;
 }
 
-/** Null when no witness is required; throws VerifyInputError on bad options. */
+/**
+ * Null when no witness is required; throws VerifyInputError on bad options. A quorum of 0 is
+ * refused, with or without keys: it would let a checkpoint no witness saw pass, while the
+ * command line reads as if witnesses were asked for.
+ */
 export function witnessPolicy(keyTexts: readonly string[], min: number | undefined): WitnessPolicy | null {
   if (keyTexts.length === 0) {
-    if (min !== undefined && min > 0) throw new VerifyInputError('--min-witnesses needs the witnesses\' keys: give --witness-key KEY for each');
+    if (min !== undefined) throw new VerifyInputError('--min-witnesses needs the witnesses\' keys: give --witness-key KEY for each');
     return null;
   }
   const keys = keyTexts.map((text) => {

@@ -160,3 +160,21 @@ test('prove --checkpoint takes the saved checkpoint only when it is exactly one 
     t.false(fs.existsSync(ledger.file(`${what.replace(/\W+/g, '-')}-evidence.json`)), `${what}: no evidence file`);
   }
 });
+
+test('verify-evidence and verify judge --min-witnesses alike: 0, or any value without --witness-key, is a usage error (exit 2)', async (t) => {
+  const { ledger, file, keysFile, witness, check } = await withEvidence(t);
+  const cases: Array<[string, string[], string]> = [
+    ['0 with a witness key', ['--witness-key', witness.text, '--min-witnesses', '0'], '--min-witnesses must be a whole number from 1 to 1 (the --witness-key values given), not 0'],
+    ['more than the witness keys', ['--witness-key', witness.text, '--min-witnesses', '2'], '--min-witnesses must be a whole number from 1 to 1 (the --witness-key values given), not 2'],
+    ['0 without a witness key', ['--min-witnesses', '0'], '--min-witnesses needs the witnesses\' keys: give --witness-key KEY for each'],
+  ];
+  for (const [what, options, message] of cases) {
+    const evidence = await check(file, ['--keys', keysFile, ...options]);
+    t.is(evidence.code, 2, `verify-evidence, ${what}: ${evidence.stdout}${evidence.stderr}`);
+    t.is(evidence.stderr, `gatehouse verify-evidence: ${message}\n`, `verify-evidence, ${what}`);
+    t.is(evidence.stdout, '', `verify-evidence, ${what}`);
+    const verify = await runCli(['verify', ...ledger.store.cliArgs, '--keys', keysFile, ...options]);
+    t.is(verify.code, 2, `verify, ${what}: ${verify.stdout}${verify.stderr}`);
+    t.is(verify.stderr, `gatehouse verify: ${message}\n`, `verify, ${what}`);
+  }
+});
