@@ -35,7 +35,7 @@ export const verifyEvidenceCommand: CommandModule<object, VerifyEvidenceArgs> = 
 };
 
 async function run(args: VerifyEvidenceArgs): Promise<number> {
-  const [{ verifyEvidence }, { logKeyFrom, logKeysFromList }, { witnessPolicy }, { SigningKeyError }] = await Promise.all([
+  const [{ notEvidenceProblem, verifyEvidence }, { logKeyFrom, logKeysFromList }, { witnessPolicy }, { SigningKeyError }] = await Promise.all([
     import('../../src/core/evidence.js'), import('../../src/core/log-keys.js'), import('../../src/verify/witness-policy.js'), import('../../src/core/signing-key.js'),
   ]);
   let evidence: unknown;
@@ -44,6 +44,9 @@ async function run(args: VerifyEvidenceArgs): Promise<number> {
     // The check verify makes of the same options: the two never accept different quorums.
     const witnesses = witnessPolicy(args['witness-key'] ?? [], args['min-witnesses']);
     evidence = readJson(args.file, 'the evidence file');
+    // Another kind of file, or a later version: the wrong input (exit 2), before any key is read for it.
+    const notEvidence = notEvidenceProblem(evidence);
+    if (notEvidence !== null) throw new VerifyInputError(`${args.file}: ${notEvidence}`);
     const ledgerId = typeof (evidence as { ledger_id?: unknown } | null)?.ledger_id === 'string' ? (evidence as { ledger_id: string }).ledger_id : '';
     const trustedKeys = args['public-key'] !== undefined
       ? [logKeyFrom(args['public-key'], ledgerId)]

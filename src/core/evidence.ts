@@ -35,6 +35,23 @@ export type EvidenceVerdict =
 
 class Invalid extends Error {}
 
+/**
+ * The value is not an evidence file this verifier reads: another kind of file, or a version a
+ * later Gatehouse wrote. That is the wrong input (a verifier exits 2), not a verdict: only a
+ * file that says it is gatehouse-evidence version 1 can be found invalid.
+ */
+export class NotEvidenceError extends Error {
+  override name = 'NotEvidenceError';
+}
+
+/** Why `value` is not an evidence file this verifier reads (see NotEvidenceError), or null. */
+export function notEvidenceProblem(value: unknown): string | null {
+  const { format, version } = (value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {}) as Record<string, unknown>;
+  if (format !== EVIDENCE_FORMAT) return `not a Gatehouse evidence file (its "format" is not "${EVIDENCE_FORMAT}")`;
+  if (version !== 1) return `a Gatehouse evidence file of version ${JSON.stringify(version)}; this verifier reads version 1`;
+  return null;
+}
+
 const fail = (reason: string): never => {
   throw new Invalid(reason);
 };
@@ -44,7 +61,10 @@ function object(value: unknown, what: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+/** The verdict on an evidence file; throws NotEvidenceError when it is none this verifier reads. */
 export function verifyEvidence(evidence: unknown, options: EvidenceOptions): EvidenceVerdict {
+  const notEvidence = notEvidenceProblem(evidence);
+  if (notEvidence !== null) throw new NotEvidenceError(notEvidence);
   try {
     return check(evidence, options);
   } catch (error) {
@@ -54,8 +74,7 @@ export function verifyEvidence(evidence: unknown, options: EvidenceOptions): Evi
 }
 
 function check(evidence: unknown, options: EvidenceOptions): EvidenceVerdict {
-  const file = object(evidence, 'the evidence');
-  if (file.format !== EVIDENCE_FORMAT || file.version !== 1) fail(`not a ${EVIDENCE_FORMAT} version 1 file`);
+  const file = evidence as Record<string, unknown>; // an object, format and version checked by verifyEvidence
   if (typeof file.ledger_id !== 'string' || file.ledger_id === '') fail('no ledger_id');
   const ledgerId = file.ledger_id as string;
 

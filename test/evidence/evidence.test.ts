@@ -178,3 +178,23 @@ test('verify-evidence and verify judge --min-witnesses alike: 0, or any value wi
     t.is(verify.stderr, `gatehouse verify: ${message}\n`, `verify, ${what}`);
   }
 });
+
+test('a file that is not an evidence file, or of a version this verifier does not read, is unreadable input (exit 2), not INVALID', async (t) => {
+  const { file, keysFile, check, dir } = await withEvidence(t);
+  const original = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const cases: Array<[string, unknown, string]> = [
+    ['an export header', { format: 'gatehouse-export', version: 1, ledger_id: original.ledger_id }, 'not a Gatehouse evidence file (its "format" is not "gatehouse-evidence")'],
+    ['no format at all', { ...original, format: undefined }, 'not a Gatehouse evidence file (its "format" is not "gatehouse-evidence")'],
+    ['a JSON array', [original], 'not a Gatehouse evidence file (its "format" is not "gatehouse-evidence")'],
+    ['version 2', { ...original, version: 2 }, 'a Gatehouse evidence file of version 2; this verifier reads version 1'],
+    ['version "1"', { ...original, version: '1' }, 'a Gatehouse evidence file of version "1"; this verifier reads version 1'],
+  ];
+  for (const [what, content, message] of cases) {
+    const other = path.join(dir, 'other.json');
+    fs.writeFileSync(other, JSON.stringify(content));
+    const r = await check(other, ['--keys', keysFile]);
+    t.is(r.code, 2, `${what}: ${r.stdout}${r.stderr}`);
+    t.is(r.stderr, `gatehouse verify-evidence: ${other}: ${message}\n`, what);
+    t.is(r.stdout, '', what);
+  }
+});
