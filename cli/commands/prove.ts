@@ -9,6 +9,8 @@ import { withExistingLedger } from '../with-context.js';
 import { writeNewOutFile } from '../out-file.js';
 import type { SavedCheckpoint } from '../../src/ledger/saved-checkpoint.js';
 import { noteFromSavedText } from '../../src/core/note.js';
+import type { JsonValue } from '../../src/core/json.js';
+import { JsonInputError, parseStrictJson } from '../../src/core/strict-json.js';
 
 interface ProveArgs extends StoreArgs {
   account: string;
@@ -40,18 +42,25 @@ export const proveCommand: CommandModule<object, ProveArgs> = {
   }),
 };
 
-/** A saved checkpoint: the JSON the API returns (its note and members), or the note text itself. */
+/**
+ * A saved checkpoint: the JSON the API returns (its note and members), or the note text itself.
+ * The JSON is read strictly from its bytes: with two `tree_size` members (or invalid UTF-8) a
+ * lenient reader would compare one value with the ledger's while another reader saw the other.
+ */
 function readSavedCheckpoint(file: string): SavedCheckpoint {
-  const text = fs.readFileSync(file, 'utf8');
+  const bytes = fs.readFileSync(file);
+  const text = bytes.toString('utf8');
   if (!text.trimStart().startsWith('{')) return { note: noteFromSavedText(text) };
+  let parsed: JsonValue;
   try {
-    const parsed = JSON.parse(text) as Record<string, unknown> | null; // untrusted input
-    if (typeof parsed?.note === 'string') {
-      const { note, account_id, tree_size, root_hash } = parsed;
-      return { note, account_id, tree_size, root_hash };
-    }
-  } catch {
-    // reported below
+    parsed = parseStrictJson(bytes);
+  } catch (error) {
+    if (error instanceof JsonInputError) throw new UsageError(`--checkpoint ${file} is not strict JSON: ${error.message}`);
+    throw error;
   }
-  throw new UsageError(`--checkpoint ${file} is neither a checkpoint JSON with a "note" nor a note`);
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) || typeof parsed.note !== 'string') {
+    throw new UsageError(`--checkpoint ${file} is neither a checkpoint JSON with a "note" nor a note`);
+  }
+  const { note, account_id, tree_size, root_hash } = parsed;
+  return { note, account_id, tree_size, root_hash };
 }

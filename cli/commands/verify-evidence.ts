@@ -4,7 +4,6 @@
  * database, no data dir. Exit 0 valid, 1 invalid (`evidence: INVALID: reason`),
  * 2 usage or I/O error.
  */
-import fs from 'node:fs';
 import type { Argv, CommandModule } from 'yargs';
 import { EXIT_UNREADABLE, VerifyInputError } from '../../src/verify/errors.js';
 import { witnessKeyOptions } from '../output.js';
@@ -35,26 +34,25 @@ export const verifyEvidenceCommand: CommandModule<object, VerifyEvidenceArgs> = 
 };
 
 async function run(args: VerifyEvidenceArgs): Promise<number> {
-  const [{ notEvidenceProblem, verifyEvidence }, { logKeyFrom, logKeysFromList }, { witnessPolicy }, { SigningKeyError }] = await Promise.all([
+  const [{ verifyEvidence }, { logKeyFrom, logKeysFromList }, { witnessPolicy }, { SigningKeyError }, { readEvidenceFile, readKeysFile }] = await Promise.all([
     import('../../src/core/evidence.js'), import('../../src/core/log-keys.js'), import('../../src/verify/witness-policy.js'), import('../../src/core/signing-key.js'),
+    import('../evidence-input.js'),
   ]);
-  let evidence: unknown;
   try {
     if (args.keys !== undefined && args['public-key'] !== undefined) throw new VerifyInputError('give --keys or --public-key, not both');
     // The check verify makes of the same options: the two never accept different quorums.
     const witnesses = witnessPolicy(args['witness-key'] ?? [], args['min-witnesses']);
-    evidence = readJson(args.file, 'the evidence file');
-    // Another kind of file, or a later version: the wrong input (exit 2), before any key is read for it.
-    const notEvidence = notEvidenceProblem(evidence);
-    if (notEvidence !== null) throw new VerifyInputError(`${args.file}: ${notEvidence}`);
-    const ledgerId = typeof (evidence as { ledger_id?: unknown } | null)?.ledger_id === 'string' ? (evidence as { ledger_id: string }).ledger_id : '';
+    const { evidence, altered } = readEvidenceFile(args.file);
+    const ledgerId = typeof (evidence as { ledger_id?: unknown }).ledger_id === 'string' ? (evidence as { ledger_id: string }).ledger_id : '';
     const trustedKeys = args['public-key'] !== undefined
       ? [logKeyFrom(args['public-key'], ledgerId)]
-      : args.keys !== undefined ? logKeysFromList(readJson(args.keys, '--keys'), ledgerId) : null;
+      : args.keys !== undefined ? logKeysFromList(readKeysFile(args.keys), ledgerId) : null;
     if (trustedKeys === null) {
       process.stderr.write('gatehouse verify-evidence: warning: trusting the keys listed in the evidence file itself; they are not pinned (pass --keys or --public-key with the key you saved from GET /v1/keys)\n');
     }
-    const verdict = verifyEvidence(evidence, { trustedKeys, witnesses: witnesses?.keys ?? [], minWitnesses: witnesses?.min ?? 0 });
+    const verdict = altered !== null
+      ? { ok: false as const, reason: altered }
+      : verifyEvidence(evidence, { trustedKeys, witnesses: witnesses?.keys ?? [], minWitnesses: witnesses?.min ?? 0 });
     if (args.json) process.stdout.write(JSON.stringify(verdict) + '\n');
     else if (verdict.ok) {
       process.stdout.write(`evidence: VALID: event ${verdict.seq} of account ${verdict.account_id} is in the signed checkpoint of size ${verdict.tree_size}` +
@@ -67,19 +65,5 @@ async function run(args: VerifyEvidenceArgs): Promise<number> {
       return EXIT_UNREADABLE;
     }
     throw error;
-  }
-}
-
-function readJson(file: string, what: string): unknown {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new VerifyInputError(`cannot read ${what} ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
-  }
-  try {
-    return JSON.parse(text); // untrusted input
-  } catch {
-    throw new VerifyInputError(`${what} ${file} is not JSON`);
   }
 }

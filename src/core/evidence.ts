@@ -18,6 +18,7 @@ import { verifyInclusion } from './merkle-proof.js';
 import { NoteError, parseCheckpointBody, verifyNote } from './note.js';
 import { checkpointOrigin, logKeysFromList } from './log-keys.js';
 import { type NoteVerifierKey, SigningKeyError, decodeStdBase64 } from './signing-key.js';
+import { JsonInputError, parseStrictJson } from './strict-json.js';
 
 export const EVIDENCE_FORMAT = 'gatehouse-evidence';
 
@@ -59,6 +60,37 @@ const fail = (reason: string): never => {
 function object(value: unknown, what: string): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) fail(`${what} is not an object`);
   return value as Record<string, unknown>;
+}
+
+/**
+ * An evidence file's bytes as a verifier reads them: strictly (src/core/strict-json.ts), so that
+ * no repeated member name, invalid UTF-8 or unsafe number is read one way here and another by
+ * the next reader. Throws NotEvidenceError for bytes that are no JSON or no evidence file.
+ *
+ * Bytes that only a lenient reader (JSON.parse) takes for an evidence file are one that was
+ * altered after `gatehouse prove` wrote it, since prove writes JSON.stringify of its own values:
+ * `altered` then says why, for an INVALID verdict, and `evidence` is the lenient reading, kept
+ * only to name the ledger whose keys the verifier reads; it is never verified.
+ */
+export function parseEvidenceFile(bytes: Uint8Array): { evidence: unknown; altered: string | null } {
+  let strict: JsonInputError;
+  try {
+    const evidence = parseStrictJson(bytes);
+    const problem = notEvidenceProblem(evidence);
+    if (problem !== null) throw new NotEvidenceError(problem);
+    return { evidence, altered: null };
+  } catch (error) {
+    if (!(error instanceof JsonInputError)) throw error;
+    strict = error;
+  }
+  let lenient: unknown = null;
+  try {
+    lenient = JSON.parse(Buffer.from(bytes).toString('utf8')); // only to tell an altered evidence file from another file
+  } catch {
+    // no JSON even to a lenient reader: the wrong file
+  }
+  if (notEvidenceProblem(lenient) !== null) throw new NotEvidenceError(`not strict JSON: ${strict.message}`);
+  return { evidence: lenient, altered: `the file is not strict JSON: ${strict.message}; gatehouse prove never writes that: the file was altered` };
 }
 
 /** The verdict on an evidence file; throws NotEvidenceError when it is none this verifier reads. */

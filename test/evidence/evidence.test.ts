@@ -198,3 +198,70 @@ test('a file that is not an evidence file, or of a version this verifier does no
     t.is(r.stdout, '', what);
   }
 });
+
+test('verify-evidence reads the file strictly: an evidence file with a repeated member or invalid UTF-8 is INVALID (exit 1); bytes that are no evidence file exit 2', async (t) => {
+  const { file, keysFile, check, dir } = await withEvidence(t);
+  const text = JSON.stringify(JSON.parse(fs.readFileSync(file, 'utf8')));
+  t.true(text.includes('"type":"attempted"'));
+  const write = (name: string, content: string | Buffer) => {
+    const f = path.join(dir, name);
+    fs.writeFileSync(f, content);
+    return f;
+  };
+  // Two readers would see two events: JSON.parse keeps the last "type", another parser the first.
+  const twoTypes = write('two-types.json', text.replace('"type":"attempted"', '"type":"completed","type":"attempted"'));
+  const r = await check(twoTypes, ['--keys', keysFile]);
+  t.is(r.code, 1, r.stdout + r.stderr);
+  t.regex(r.stdout, /^evidence: INVALID: the file is not strict JSON: Duplicate member "type" at offset \d+ \(at \/event\/header\/type\): .*; gatehouse prove never writes that: the file was altered\n$/);
+  const json = await check(twoTypes, ['--keys', keysFile, '--json']);
+  t.is(json.code, 1);
+  t.like(JSON.parse(json.stdout), { ok: false });
+  t.regex(JSON.parse(json.stdout).reason, /Duplicate member "type"/);
+  // A byte that is not UTF-8 in a member the checks never compare (created_at): still not what prove wrote.
+  const at = Buffer.from(text).indexOf('"created_at":"') + '"created_at":"'.length;
+  const badUtf8 = write('bad-utf8.json', Buffer.concat([Buffer.from(text).subarray(0, at), Buffer.from([0xff]), Buffer.from(text).subarray(at + 1)]));
+  const u = await check(badUtf8, ['--keys', keysFile]);
+  t.is(u.code, 1, u.stdout + u.stderr);
+  t.regex(u.stdout, /^evidence: INVALID: the file is not strict JSON: .*not valid UTF-8/);
+
+  // Not an evidence file at all, or no JSON: the wrong input, whatever its repeated members.
+  const cases: Array<[string, string, RegExp]> = [
+    ['no JSON', text.slice(0, 100), /^gatehouse verify-evidence: .*x\.json: not strict JSON: Invalid JSON at offset 100 .*\n$/],
+    ['another JSON with a repeated member', '{"a":1,"a":2}', /^gatehouse verify-evidence: .*x\.json: not strict JSON: Duplicate member "a"/],
+  ];
+  for (const [what, content, message] of cases) {
+    const x = await check(write('x.json', content), ['--keys', keysFile]);
+    t.is(x.code, 2, `${what}: ${x.stdout}${x.stderr}`);
+    t.regex(x.stderr, message, what);
+    t.is(x.stdout, '', what);
+  }
+  // The trusted keys are the user's own input: a repeated member there is a usage error.
+  const keys = fs.readFileSync(keysFile, 'utf8');
+  const twoKeyLists = write('two-keys.json', keys.replace('{"keys":', '{"keys":[],"keys":'));
+  const k = await check(file, ['--keys', twoKeyLists]);
+  t.is(k.code, 2, k.stdout + k.stderr);
+  t.regex(k.stderr, /^gatehouse verify-evidence: --keys .* is not strict JSON: Duplicate member "keys"/);
+});
+
+test('prove reads a saved --checkpoint JSON strictly: a repeated tree_size or invalid UTF-8 is refused (exit 2)', async (t) => {
+  const { ledger, file } = await withEvidence(t);
+  const saved = JSON.stringify(JSON.parse(fs.readFileSync(file, 'utf8')).checkpoint);
+  const prove = async (content: string | Buffer, name: string) => {
+    const given = ledger.file(`${name}.json`);
+    fs.writeFileSync(given, content);
+    const out = ledger.file(`${name}-evidence.json`);
+    const r = await runCli(['prove', ...ledger.store.cliArgs, '--account', ACCOUNT, '--seq', '5', '--checkpoint', given, '--out', out]);
+    return { ...r, given, made: fs.existsSync(out) };
+  };
+  const twoSizes = await prove(saved.replace('"tree_size":30', '"tree_size":29,"tree_size":30'), 'two-sizes');
+  t.is(twoSizes.code, 2, twoSizes.stdout + twoSizes.stderr);
+  t.is(twoSizes.stderr, `gatehouse: --checkpoint ${twoSizes.given} is not strict JSON: Duplicate member "tree_size" at offset ${saved.indexOf('"tree_size"') + '"tree_size":29,'.length} (at /tree_size): an object may name a member only once\n`);
+  t.false(twoSizes.made);
+  const at = Buffer.from(saved).indexOf('"created_at":"') + '"created_at":"'.length;
+  const badUtf8 = await prove(Buffer.concat([Buffer.from(saved).subarray(0, at), Buffer.from([0xc3, 0x28]), Buffer.from(saved).subarray(at + 2)]), 'bad-utf8');
+  t.is(badUtf8.code, 2, badUtf8.stdout + badUtf8.stderr);
+  t.regex(badUtf8.stderr, /is not strict JSON: .*not valid UTF-8/);
+  t.false(badUtf8.made);
+  const exact = await prove(saved, 'exact');
+  t.is(exact.code, 0, exact.stderr);
+});
