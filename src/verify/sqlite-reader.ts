@@ -4,13 +4,14 @@
  * streamed one row at a time with `iterate()` in raw mode, so memory stays flat on any size.
  * A large account is checked in slices on worker threads (sqlite-slices.ts).
  */
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 import { unwrapForFastPath } from '../core/account-data-key.js';
 import type { VerifierCheckpoint } from '../core/checkpoint-trust.js';
 import { VerifyInputError, ioErrorCode } from './errors.js';
 import { EVENT_COLUMNS } from './columns.js';
 import { withCosignatureLines } from './cosignature-lines.js';
 import { type LedgerMeta, ledgerMeta } from './ledger-meta.js';
+import { type LedgerFile, ledgerFileToOpen, openLedgerDb } from './sqlite-file.js';
 import type { AccountStart, VerificationRun } from './run.js';
 import { type ParallelSettings, SliceWorkers, verifySlices } from './sqlite-slices.js';
 
@@ -44,12 +45,13 @@ export class SqliteLedgerReader {
   /** The master key's check value the ledger recorded (meta `master_key_check`); null in a file without one. */
   readonly masterKeyCheck: string | null;
   readonly #db: BetterSqlite3.Database;
-  readonly #file: string;
+  /** What this thread opened, and every slice worker opens: the file, or its copy (sqlite-file.ts). */
+  readonly #file: LedgerFile;
   readonly #settings: ParallelSettings;
   /** Started at open for the first account checked in slices (SliceWorkers); null once taken, or when none is long enough. */
   #early: SliceWorkers | null;
 
-  private constructor(db: BetterSqlite3.Database, file: string, meta: LedgerMeta, settings: ParallelSettings) {
+  private constructor(db: BetterSqlite3.Database, file: LedgerFile, meta: LedgerMeta, settings: ParallelSettings) {
     this.#db = db;
     this.#file = file;
     this.ledgerId = meta.ledgerId;
@@ -58,15 +60,21 @@ export class SqliteLedgerReader {
     // The chain heads say whether an account is long enough: a wrong head only starts them for nothing, or late.
     const longest = longestChain(db);
     this.#early = settings.threads >= 2 && typeof longest === 'number' && longest >= settings.minEvents
-      ? SliceWorkers.start(file, settings.threads - 1)
+      ? SliceWorkers.start(file.path, settings.threads - 1)
       : null;
   }
 
-  static open(file: string, settings: ParallelSettings): SqliteLedgerReader {
+  /** `note` hears of a copy read in the file's stead (a WAL-mode file at rest on read-only storage). */
+  static open(file: string, settings: ParallelSettings, note: (message: string) => void = () => {}): SqliteLedgerReader {
+    const opened = ledgerFileToOpen(file);
+    if (opened.copy !== null) {
+      note(`${file} is a WAL-mode SQLite file with no -wal beside it, on storage where SQLite cannot make one: reading a copy in ${opened.copy.dir}, removed when verify ends`);
+    }
     let db: BetterSqlite3.Database;
     try {
-      db = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
+      db = openLedgerDb(opened.path);
     } catch (error) {
+      opened.release();
       throw new VerifyInputError(`cannot open ${file}: ${ioErrorCode(error) ?? (error as Error).message}`);
     }
     try {
@@ -77,9 +85,10 @@ export class SqliteLedgerReader {
         if (!tables.has(table)) throw new VerifyInputError(`${file} is not a Gatehouse database (no ${table} table)`);
       }
       const rows = db.prepare("SELECT key, value FROM meta WHERE key IN ('ledger_id', 'master_key_check')").all() as Array<{ key: string; value: unknown }>;
-      return new SqliteLedgerReader(db, file, ledgerMeta(rows), settings);
+      return new SqliteLedgerReader(db, opened, ledgerMeta(rows), settings);
     } catch (error) {
       db.close();
+      opened.release();
       if (error instanceof VerifyInputError) throw error;
       throw new VerifyInputError(`${file} is not a readable SQLite database: ${ioErrorCode(error) ?? (error as Error).message}`);
     }
@@ -118,7 +127,7 @@ export class SqliteLedgerReader {
     let after: number | null = null;
     const maxSeq = this.#db.prepare('SELECT MAX(seq) FROM events WHERE account_id = ?').pluck().get(accountId);
     const sliced = this.#settings.threads >= 2 && typeof maxSeq === 'number' && Number.isSafeInteger(maxSeq) && maxSeq >= this.#settings.minEvents;
-    const workers = sliced ? this.#early ?? SliceWorkers.start(this.#file, this.#settings.threads - 1) : null;
+    const workers = sliced ? this.#early ?? SliceWorkers.start(this.#file.path, this.#settings.threads - 1) : null;
     if (sliced) this.#early = null;
     if (workers === null) {
       run.beginAccount(start);
@@ -158,5 +167,6 @@ export class SqliteLedgerReader {
     await this.#early?.terminate();
     this.#early = null;
     this.#db.close();
+    this.#file.release();
   }
 }

@@ -1,17 +1,19 @@
 /**
- * A worker thread of the parallel SQLite verify (see sqlite-slices.ts). It opens the file
- * read-only itself and checks one slice of an account's events at a time (checkSlice, as the
- * main thread checks its own), sending its batches of Merkle subtrees as they fill. At the
- * first row the fast path refuses (or any error) it stops the slice and says so: it never
- * decides what is wrong; the main thread re-reads from there with the reference path.
+ * A worker thread of the parallel SQLite verify (see sqlite-slices.ts). It opens the path the
+ * main thread opened, read-only, itself and checks one slice of an account's events at a time
+ * (checkSlice, as the main thread checks its own), sending its batches of Merkle subtrees as
+ * they fill. At the first row the fast path refuses (or any error) it stops the slice and says
+ * so: it never decides what is wrong; the main thread re-reads from there with the reference
+ * path.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import BetterSqlite3 from 'better-sqlite3';
 import { NO_DATA_KEY, type Opens, REFUSES_EVERY_PAYLOAD, payloadOpener, withSodium } from '../core/account-data-key.js';
 import { type SliceAssignment, type SliceEnd, type SliceTask, checkSlice, sliceTaker } from './slice-check.js';
+import { openLedgerDb } from './sqlite-file.js';
 
 const port = parentPort!;
-const db = new BetterSqlite3((workerData as { file: string }).file, { readonly: true, fileMustExist: true });
+// The file, or the copy the main thread reads in its stead (sqlite-file.ts), opened as it opened it.
+const db = openLedgerDb((workerData as { file: string }).file);
 // One pass in seq order reuses no page: a small cache (better-sqlite3's default is 16 MB per connection).
 db.pragma('cache_size = -2048');
 

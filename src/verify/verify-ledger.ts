@@ -75,7 +75,7 @@ export async function verifyLedger(options: VerifyOptions): Promise<VerifyReport
 
   // Only the driver this input needs is loaded: verify starts faster without the other one.
   const reader: Reader = input.kind === 'sqlite'
-    ? (await import('./sqlite-reader.js')).SqliteLedgerReader.open(input.file, options.parallel)
+    ? (await import('./sqlite-reader.js')).SqliteLedgerReader.open(input.file, options.parallel, options.warn)
     : await (await import('./postgres-reader.js')).PostgresLedgerReader.open(input.url);
   try {
     if (masterKeyBytes !== undefined) refuseAnotherMasterKey(options.masterKeyFile!, masterKeyBytes, reader.masterKeyCheck);
