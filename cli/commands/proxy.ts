@@ -3,6 +3,8 @@ import type { CommandModule } from 'yargs';
 import { readProxyEnv } from '../../src/config/config.js';
 import { DEFAULT_MAX_BODY } from '../../src/proxy/options.js';
 import { print, runVerb, UsageError } from '../output.js';
+import { parseStrictJson } from '../../src/core/strict-json.js';
+import type { PinnedKeysInput } from '../../src/client/grant.js';
 
 interface ProxyArgs {
   upstream: string;
@@ -66,7 +68,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs> = {
       if (error instanceof RoutesFileError) throw new UsageError(error.message);
       throw error;
     }
-    const pinnedKeys = args.keys ? usage('--keys', () => JSON.parse(readFileSync(args.keys!, 'utf8'))) : undefined;
+    const pinnedKeys = args.keys ? usage('--keys', () => parseStrictJson(readFileSync(args.keys!)) as PinnedKeysInput) : undefined;
     const quiet = env.logLevel === 'silent';
     const log = (message: string, fields?: Record<string, unknown>) => {
       if (!quiet) process.stderr.write(`gatehouse proxy: ${message}${fields ? ' ' + JSON.stringify(fields) : ''}\n`);

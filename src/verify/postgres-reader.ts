@@ -13,6 +13,12 @@ import { type LedgerMeta, ledgerMeta } from './ledger-meta.js';
 import type { VerificationRun } from './run.js';
 
 const PAGE = 5000;
+/**
+ * One query (a page of 5,000 events at most) that has had no answer for this long means the
+ * database or the network stopped answering: exit 2 then, not a hang. The server cannot say so
+ * itself (statement_timeout) when the network is what went silent.
+ */
+const QUERY_TIMEOUT_MS = 60_000;
 
 export class PostgresLedgerReader {
   readonly ledgerId: string | null;
@@ -26,8 +32,10 @@ export class PostgresLedgerReader {
     this.masterKeyCheck = meta.masterKeyCheck;
   }
 
-  static async open(url: string): Promise<PostgresLedgerReader> {
-    const client = new pg.Client({ connectionString: url, types: int8AsNumber, connectionTimeoutMillis: 10_000 });
+  static async open(url: string, options: { queryTimeoutMs?: number } = {}): Promise<PostgresLedgerReader> {
+    const client = new pg.Client({
+      connectionString: url, types: int8AsNumber, connectionTimeoutMillis: 10_000, query_timeout: options.queryTimeoutMs ?? QUERY_TIMEOUT_MS,
+    });
     client.on('error', () => undefined); // a dropped connection surfaces on the next query
     try {
       await client.connect();

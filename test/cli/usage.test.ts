@@ -57,6 +57,16 @@ test('the CLI: proxy --timeout 0s or --lease 0s exits 2 saying it must be more t
   }
 });
 
+test('the CLI: proxy --keys with a member named twice exits 2 rather than pinning whichever list a parser keeps', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-usage-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const keys = path.join(dir, 'keys.json');
+  fs.writeFileSync(keys, '{"keys":[],"keys":[]}');
+  const result = await runCli(['proxy', '--upstream', 'http://127.0.0.1:1', '--gatehouse', 'http://127.0.0.1:2', '--api-key', 'x', '--keys', keys]);
+  t.is(result.code, 2);
+  t.regex(result.stderr, /--keys: Duplicate member "keys"/);
+});
+
 test('--help wraps its descriptions between words, never inside one', async (t) => {
   const result = await runCli(['serve', '--help']);
   t.is(result.code, 0, result.stderr);
