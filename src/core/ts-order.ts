@@ -11,7 +11,8 @@ export interface TsRegressions {
  * Watches an account's event times in seq order. An event's `ts` earlier than its
  * predecessor's is not tampering (the hash covers what was written, and the ledger clamps new
  * events so it does not happen), but it is worth a warning: a clock stepped back on a writer,
- * or events written before the clamp existed. Malformed times are the event checks' business.
+ * or events written before the clamp existed. A ts not in the ledger's format is not compared:
+ * verify checks a header member's type, not its meaning (docs/cli.md, gatehouse verify).
  */
 export class TsOrder {
   #last: string | null = null;
