@@ -1,9 +1,21 @@
 import fs from 'node:fs';
 import test from 'ava';
-import { createCluster, gatewayKeys, postgresAvailable } from './cluster.js';
+import { createCluster, gatewayKeys, postgresAvailable, type Cluster } from './cluster.js';
 import { AckLog, claim, claimBody, missingAcks, report, seqGaps, verifyOnlineAndExported, type Answer } from './traffic.js';
 
 const WORKERS = 8;
+
+/** Ends the service's database sessions (not the harness's own) `rounds` times, `pauseMs` apart; how many it ended. */
+async function terminateSessions(cluster: Cluster, rounds: number, pauseMs: number): Promise<number> {
+  let terminated = 0;
+  for (let round = 0; round < rounds; round++) {
+    await new Promise((r) => setTimeout(r, pauseMs));
+    const rows = await cluster.query<{ ended: boolean }>(
+      `select pg_terminate_backend(pid) as ended from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and application_name <> 'gatehouse-test-harness'`);
+    terminated += rows.filter((r) => r.ended).length;
+  }
+  return terminated;
+}
 
 if (await postgresAvailable()) {
   test('[postgres] sessions terminated under concurrent claims: the instance stays up, answers 503 or the truth, loses nothing and runs no key twice', async (t) => {
@@ -55,13 +67,7 @@ if (await postgresAvailable()) {
       fs.writeFileSync('/tmp/lost-stderr.log', instance!.process.stderr);
       throw new Error(`${error}\ninstance alive: ${instance!.process.alive}\ninstance stderr: ${instance!.process.stderr.slice(-3000)}`);
     });
-    let terminated = 0;
-    for (let round = 0; round < 6; round++) {
-      await new Promise((r) => setTimeout(r, 400));
-      const rows = await cluster.query<{ ended: boolean }>(
-        `select pg_terminate_backend(pid) as ended from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and application_name <> 'gatehouse-test-harness'`);
-      terminated += rows.filter((r) => r.ended).length;
-    }
+    const terminated = await terminateSessions(cluster, 6, 400);
     // Traffic goes on until it has been acknowledged enough to mean something: a fixed time gave 48
     // acknowledged events under a full suite at load 10 (and > 50 when quiet).
     const enoughBy = Date.now() + 20_000;
@@ -118,13 +124,7 @@ if (await postgresAvailable()) {
       }
     };
     const readers = Promise.all(Array.from({ length: WORKERS }, (_, r) => reader(r)));
-    let terminated = 0;
-    for (let round = 0; round < 12; round++) {
-      await new Promise((r) => setTimeout(r, 150));
-      const rows = await cluster.query<{ ended: boolean }>(
-        `select pg_terminate_backend(pid) as ended from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and application_name <> 'gatehouse-test-harness'`);
-      terminated += rows.filter((r) => r.ended).length;
-    }
+    const terminated = await terminateSessions(cluster, 12, 150);
     await new Promise((r) => setTimeout(r, 300));
     stop = true;
     await readers;
