@@ -15,6 +15,18 @@ test('[sqlite] a route answers its own method, and another method on it is 405 m
   t.deepEqual(refused.headers.get('allow')?.split(/,\s*/).sort(), ['GET', 'HEAD', 'POST']);
 });
 
+test('[sqlite] OPTIONS is a method no route serves: 405 method_not_allowed as JSON with the Allow header, not an empty 200', async (t) => {
+  const app = await startTestApp(t, 'sqlite');
+  const gw = await app.keyFor('acme', 'gateway');
+  const asked = await fetch(`${app.url}/v1/operations`, { method: 'OPTIONS', headers: { authorization: `Bearer ${gw}` } });
+  t.is(asked.status, 405);
+  t.is(((await asked.json()) as { error: { code: string } }).error.code, 'method_not_allowed');
+  t.deepEqual(asked.headers.get('allow')?.split(/,\s*/).sort(), ['GET', 'HEAD', 'POST']);
+  // A path that needs no key, and one only admins may read: the same answer to any key.
+  t.is((await fetch(`${app.url}/v1/keys`, { method: 'OPTIONS' })).status, 405);
+  t.is((await fetch(`${app.url}/metrics`, { method: 'OPTIONS', headers: { authorization: `Bearer ${gw}` } })).status, 405);
+});
+
 test('[sqlite] an unknown path is 404 not_found, under /v1 and at the top, and a route of another module still answers', async (t) => {
   const app = await startTestApp(t, 'sqlite');
   const gw = await app.keyFor('acme', 'gateway');

@@ -52,3 +52,20 @@ test('[sqlite] checkpoint age is reported per account, and the unauthenticated l
   t.true(age !== undefined && age >= 0 && age < 60, `age ${age}`);
   t.is((await fetch(listener.url.replace('/metrics', '/other'))).status, 404);
 });
+
+test('[sqlite] the metrics listener answers what it does not serve with the service\'s JSON errors', async (t) => {
+  const app = await startTestApp(t, 'sqlite');
+  const listener = await startMetricsListener(app.context.metrics, '127.0.0.1', 0);
+  t.teardown(() => listener.close());
+  const unknown = await fetch(listener.url.replace('/metrics', '/nope'));
+  t.is(unknown.status, 404);
+  t.is(unknown.headers.get('content-type'), 'application/json');
+  t.is(((await unknown.json()) as { error: { code: string } }).error.code, 'not_found');
+  const posted = await fetch(listener.url, { method: 'POST' });
+  t.is(posted.status, 405);
+  t.is(posted.headers.get('allow'), 'GET, HEAD');
+  t.is(((await posted.json()) as { error: { code: string } }).error.code, 'method_not_allowed');
+  const head = await fetch(listener.url, { method: 'HEAD' });
+  t.is(head.status, 200);
+  t.is(await head.text(), '');
+});

@@ -5,6 +5,8 @@ import type { Metrics } from '../../metrics/metrics.js';
 import { principalOf } from '../auth.js';
 import { requireRole } from '../../principals/roles.js';
 import { newRouter, type RouteModule } from '../route-module.js';
+import { DomainError } from '../../core/errors.js';
+import { httpErrorOf, INTERNAL_ERROR } from '../error-status.js';
 
 /** `GET /metrics` on the service port, for admins: it names accounts and rates. */
 export function metricsRoutes(deps: Pick<AppContext, 'metrics'>): RouteModule {
@@ -23,13 +25,18 @@ export function metricsRoutes(deps: Pick<AppContext, 'metrics'>): RouteModule {
  */
 export async function startMetricsListener(metrics: Metrics, host: string, port: number): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
-    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('only GET /metrics here\n');
-      return;
+    if ((req.url ?? '').split('?')[0] !== '/metrics') {
+      return answerError(res, new DomainError('not_found', 'this listener serves GET /metrics only'));
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      return answerError(res, new DomainError('method_not_allowed', `${req.method} is not allowed on /metrics`), { allow: 'GET, HEAD' });
     }
     metrics.registry.metrics().then(
-      (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
-      () => res.writeHead(503, { 'content-type': 'text/plain' }).end('metrics could not be read\n'),
+      (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(req.method === 'HEAD' ? undefined : text),
+      () => {
+        const { status, code, message } = INTERNAL_ERROR;
+        writeJsonError(res, status, code, message, {});
+      },
     );
   });
   await new Promise<void>((resolve, reject) => {
@@ -39,4 +46,15 @@ export async function startMetricsListener(metrics: Metrics, host: string, port:
   const address = server.address() as AddressInfo;
   const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return { url: `http://${shown}:${address.port}/metrics`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+/** Every error is JSON (docs/http-api.md, Errors), on this bare listener as on the service port. */
+function answerError(res: http.ServerResponse, error: DomainError, headers: Record<string, string> = {}): void {
+  const { status, code } = httpErrorOf(error);
+  writeJsonError(res, status, code, error.message, headers);
+}
+
+function writeJsonError(res: http.ServerResponse, status: number, code: string, message: string, headers: Record<string, string>): void {
+  const body = JSON.stringify({ error: { code, message } });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers }).end(body);
 }
