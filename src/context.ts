@@ -73,7 +73,8 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     const signingKey = signingKeyFromSeed(keys.signingSeed, logKeyName(ledgerId));
     await ensureSameKeys(store, signingKey.keyId, keys.masterKey);
     const dataKeys = new DataKeys(sodium, keys.masterKey, clock, monotonic);
-    const logger = options.logger ?? pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] });
+    // Logs go to stderr (docs/cli.md): stdout is the verbs' own output, which `serve --json` keeps to JSON lines.
+    const logger = options.logger ?? pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] }, pino.destination({ dest: 2, sync: true }));
     const ledger = new Ledger(store, sodium, dataKeys, signingKey, ledgerId, clock);
     const metrics = new Metrics(store, clock);
     store.onCommit = (units, seconds) => metrics.observeCommit(units, seconds);

@@ -4,7 +4,7 @@ import { BIN, ManagedProcess, tempDir } from '../helpers/server-process.js';
 test('serve --json prints the admin key and the listening address as JSON lines, nothing else on stdout', async (t) => {
   const { dir, cleanup } = tempDir();
   t.teardown(cleanup);
-  const serve = new ManagedProcess('gatehouse serve --json', [BIN, 'serve', '--data-dir', dir, '--host', '127.0.0.1', '--port', '0', '--metrics-port', '0', '--json']);
+  const serve = new ManagedProcess('gatehouse serve --json', [BIN, 'serve', '--data-dir', dir, '--host', '127.0.0.1', '--port', '0', '--metrics-port', '0', '--json'], { env: { GATEHOUSE_LOG_LEVEL: 'info' } });
   t.teardown(() => serve.stop());
   await serve.waitFor(/"url":/);
   const lines = serve.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -18,4 +18,8 @@ test('serve --json prints the admin key and the listening address as JSON lines,
   t.regex(String(listening.metrics_url), /^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
   const health = await fetch(`${String(listening.url)}/v1/healthz`);
   t.is(health.status, 200);
+  // The service's own log lines (here the stop's) go to stderr, never between those JSON lines.
+  await serve.stop();
+  t.is(serve.stdout.trim().split('\n').length, 2, serve.stdout);
+  t.regex(serve.stderr, /"msg":"stopping/);
 });

@@ -20,8 +20,11 @@ export interface Cluster {
   /** The same keys passed the other documented way: GATEHOUSE_DATABASE_URL, GATEHOUSE_MASTER_KEY, GATEHOUSE_SIGNING_KEY. */
   env: NodeJS.ProcessEnv;
   instances: SpawnedGatehouse[];
-  /** Instance i > 0 is configured through the environment only, with an empty data dir of its own. */
-  start(count: number): Promise<SpawnedGatehouse[]>;
+  /**
+   * Instance i > 0 is configured through the environment only, with an empty data dir of its own.
+   * `extraEnv` is added for every instance started (e.g. a log level, where a test reads the logs).
+   */
+  start(count: number, extraEnv?: NodeJS.ProcessEnv): Promise<SpawnedGatehouse[]>;
   query<T = Record<string, unknown>>(text: string, values?: unknown[]): Promise<T[]>;
   cli(args: string[]): Promise<CliResult>;
 }
@@ -38,12 +41,12 @@ export async function createCluster(t: ExecutionContext): Promise<Cluster> {
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-cluster-'));
   const cluster: Cluster = {
     store, url, storeArgs: store.cliArgs, env, instances: [],
-    start: async (count) => {
+    start: async (count, extraEnv = {}) => {
       const started = await Promise.all(Array.from({ length: count }, (_, i) => {
         const n = cluster.instances.length + i;
         return n === 0
-          ? spawnGatehouse({ args: store.cliArgs, name: `gatehouse serve #${n} (key files)` })
-          : spawnGatehouse({ args: ['--data-dir', path.join(scratch, `instance-${n}`)], env, name: `gatehouse serve #${n} (environment)` });
+          ? spawnGatehouse({ args: store.cliArgs, env: extraEnv, name: `gatehouse serve #${n} (key files)` })
+          : spawnGatehouse({ args: ['--data-dir', path.join(scratch, `instance-${n}`)], env: { ...env, ...extraEnv }, name: `gatehouse serve #${n} (environment)` });
       }));
       cluster.instances.push(...started);
       return started;
