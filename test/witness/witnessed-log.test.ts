@@ -132,7 +132,7 @@ test('a restored and rewritten database: the witness refuses it, and verify --wi
   await claims(server, setup, 'rewritten', 8);
   const rewritten = await checkpointNow(server, setup);
   t.true(rewritten.tree_size > second.tree_size, 'the rewritten history is longer, so only the proof can tell');
-  await server.process.waitFor(/witness did not cosign.*(forked|rolled back)|(forked|rolled back).*witness did not cosign/, 60_000);
+  await server.process.waitFor(/witness did not cosign.*(forked|rolled back)|(forked|rolled back).*witness did not cosign/, 60_000, 'stderr');
   const latest = await httpRequest(server.url, 'GET', `/v1/audit/checkpoints/latest?account_id=${ACCOUNT}`, { key: setup.adminKey });
   t.is(latest.body.tree_size, rewritten.tree_size);
   t.is(latest.body.cosignatures, 0, 'the rewritten checkpoint has no cosignature');
