@@ -61,13 +61,15 @@ class UnreadableLine {
   constructor(readonly why: string) {}
 }
 
-/** The line's value (untrusted input), or why it has none. */
-function parseLine(line: Buffer): unknown {
+/** The line's object (untrusted input); null for JSON that is no object; or why it is no JSON. */
+function parseRecord(line: Buffer): Record<string, unknown> | UnreadableLine | null {
+  let value: unknown;
   try {
-    return parseStrictJson(line);
+    value = parseStrictJson(line);
   } catch (error) {
     return new UnreadableLine(line.length === 0 ? 'the line is empty' : (error as Error).message);
   }
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? value as Record<string, unknown> : null;
 }
 
 export class ExportLedgerReader {
@@ -104,8 +106,8 @@ export class ExportLedgerReader {
       }
       // Cheap filter: only checkpoint lines are kept in this pass.
       if (!line.includes(CHECKPOINT_KIND)) continue;
-      const record = parseLine(line) as Record<string, unknown> | undefined;
-      if (record?.kind !== 'checkpoint' || typeof record.account_id !== 'string') continue;
+      const record = parseRecord(line);
+      if (record === null || record instanceof UnreadableLine || record.kind !== 'checkpoint' || typeof record.account_id !== 'string') continue;
       const list = byAccount.get(record.account_id) ?? [];
       // The same line twice says nothing more: it is counted once.
       if (!list.some((kept) => sameCheckpoint(kept, record))) list.push(record as unknown as VerifierCheckpoint);
@@ -144,8 +146,8 @@ export class ExportLedgerReader {
     if (fixed !== null) start(fixed);
     for await (const line of lines(this.#file)) {
       if (++lineNo === 1) continue;
-      const parsed = parseLine(line);
-      const record = parsed !== null && typeof parsed === 'object' && !(parsed instanceof UnreadableLine) ? parsed as Record<string, unknown> : null;
+      const parsed = parseRecord(line);
+      const record = parsed instanceof UnreadableLine ? null : parsed;
       if (record?.kind === 'checkpoint') continue;
       const event = record?.kind === 'event' ? toEvent(record) : null;
       if (event === null) {
@@ -190,8 +192,8 @@ function sameCheckpoint(a: VerifierCheckpoint, b: Record<string, unknown>): bool
 }
 
 function parseHeader(line: Buffer, file: string): ExportHeaderLine {
-  const h = parseLine(line) as Record<string, unknown> | UnreadableLine | null;
-  if (h === null || typeof h !== 'object' || h instanceof UnreadableLine || Array.isArray(h) || h.format !== 'gatehouse-export') {
+  const h = parseRecord(line);
+  if (h === null || h instanceof UnreadableLine || h.format !== 'gatehouse-export') {
     throw new VerifyInputError(`${file} is not a Gatehouse export (its first line is not {"format": "gatehouse-export", ...})`);
   }
   if (h.version !== 1) throw new VerifyInputError(`${file} is a Gatehouse export of version ${JSON.stringify(h.version)}; this verify reads version 1`);
