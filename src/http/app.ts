@@ -1,4 +1,4 @@
-import Koa, { type Middleware } from 'koa';
+import Koa from 'koa';
 import type { AppContext } from '../context.js';
 import { errorMiddleware } from './error-middleware.js';
 import { authMiddleware } from './auth.js';
@@ -50,18 +50,7 @@ export function createApp(context: AppContext, modules: RouteModule[], options: 
   }));
   app.use(authMiddleware(context.principals, modules.flatMap((m) => m.publicPaths ?? []), routeOf));
   app.use(exactPathsFirst(routes));
-  app.use(optionsNotServed);
   app.use(routes.allowedMethods());
   for (const module of modules) if (module.fallback) app.use(module.fallback);
   return app;
 }
-
-/**
- * @koa/router answers OPTIONS on a known path itself, 200 with an Allow header, where the service
- * serves no OPTIONS: it is a method the path does not have, 405 method_not_allowed like any other
- * (the error middleware writes it, the Allow header kept).
- */
-const optionsNotServed: Middleware = async (ctx, next) => {
-  await next();
-  if (ctx.method === 'OPTIONS' && ctx.status === 200 && ctx.response.get('Allow') !== '' && !ctx.body) ctx.status = 405;
-};

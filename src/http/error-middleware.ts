@@ -32,7 +32,10 @@ export function errorMiddleware(logger: Logger, metrics: Metrics, routeOf: (ctx:
       if (ctx.status === 404 && ctx.body === undefined) {
         throw new DomainError('not_found', `no route ${ctx.method} ${ctx.path}`);
       }
-      if (ctx.status === 405 && (ctx.body === undefined || typeof ctx.body === 'string')) {
+      // @koa/router answers OPTIONS on a known path itself, 200 with an Allow header and no body;
+      // the service serves no OPTIONS, so it is a method the path lacks like any other (Allow kept).
+      const optionsByRouter = ctx.method === 'OPTIONS' && ctx.status === 200 && !ctx.body && ctx.response.get('Allow') !== '';
+      if ((ctx.status === 405 && (ctx.body === undefined || typeof ctx.body === 'string')) || optionsByRouter) {
         throw new DomainError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}`);
       }
     } catch (error) {
