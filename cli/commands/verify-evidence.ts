@@ -34,9 +34,9 @@ export const verifyEvidenceCommand: CommandModule<object, VerifyEvidenceArgs> = 
 };
 
 async function run(args: VerifyEvidenceArgs): Promise<number> {
-  const [{ verifyEvidence }, { logKeyFrom, logKeysFromList }, { witnessPolicy }, { SigningKeyError }, { readEvidenceFile, readKeysFile }] = await Promise.all([
+  const [{ verifyEvidence }, { logKeyFrom }, { witnessPolicy }, { SigningKeyError }, { readEvidenceFile }, { keysFromFile }] = await Promise.all([
     import('../../src/core/evidence.js'), import('../../src/core/log-keys.js'), import('../../src/verify/witness-policy.js'), import('../../src/core/signing-key.js'),
-    import('../evidence-input.js'),
+    import('../evidence-input.js'), import('../../src/verify/trust.js'),
   ]);
   try {
     if (args.keys !== undefined && args['public-key'] !== undefined) throw new VerifyInputError('give --keys or --public-key, not both');
@@ -46,7 +46,8 @@ async function run(args: VerifyEvidenceArgs): Promise<number> {
     const ledgerId = typeof (evidence as { ledger_id?: unknown }).ledger_id === 'string' ? (evidence as { ledger_id: string }).ledger_id : '';
     const trustedKeys = args['public-key'] !== undefined
       ? [logKeyFrom(args['public-key'], ledgerId)]
-      : args.keys !== undefined ? logKeysFromList(readKeysFile(args.keys), ledgerId) : null;
+      // Read as verify reads it: one reader of a pinned-keys file, one way of refusing it.
+      : args.keys !== undefined ? keysFromFile(args.keys, ledgerId) : null;
     if (trustedKeys === null) {
       process.stderr.write('gatehouse verify-evidence: warning: trusting the keys listed in the evidence file itself; they are not pinned (pass --keys or --public-key with the key you saved from GET /v1/keys)\n');
     }

@@ -240,7 +240,8 @@ test('verify-evidence reads the file strictly: an evidence file with a repeated 
   const twoKeyLists = write('two-keys.json', keys.replace('{"keys":', '{"keys":[],"keys":'));
   const k = await check(file, ['--keys', twoKeyLists]);
   t.is(k.code, 2, k.stdout + k.stderr);
-  t.regex(k.stderr, /^gatehouse verify-evidence: --keys .* is not strict JSON: Duplicate member "keys"/);
+  // The same reader, and the same words, as verify's --keys (verify-inputs.test.ts).
+  t.regex(k.stderr, /^gatehouse verify-evidence: cannot read --keys .*: Duplicate member "keys"/);
 });
 
 test('prove reads a saved --checkpoint JSON strictly: a repeated tree_size or invalid UTF-8 is refused (exit 2)', async (t) => {
