@@ -3,7 +3,7 @@ import type { CommandModule } from 'yargs';
 import { readConfig } from '../../src/config/config.js';
 import { createFirstAdmin, createKeys, needsInitialisation } from '../../src/bootstrap.js';
 import { DEFAULT_LIMITS } from '../../src/http/limits.js';
-import { print, runVerb, storeOptions, storeOptionsOf, UsageError, type StoreArgs } from '../output.js';
+import { givenAs, portArg, print, runVerb, storeOptions, storeOptionsOf, UsageError, type StoreArgs } from '../output.js';
 
 interface ServeArgs extends StoreArgs {
   host: string;
@@ -49,10 +49,10 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       import('../../src/context.js'), import('../../src/http/server.js'),
       import('../../src/config/byte-size.js'), import('../../src/policies/policies.js'), import('../../src/config/duration.js'),
     ]);
-    if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535, not ${args.port}`);
+    portArg('--port', args.port);
     const trustedProxies = args['trusted-proxies'];
     if (!Number.isInteger(trustedProxies) || trustedProxies < 0 || trustedProxies > 10) {
-      throw new UsageError(`--trusted-proxies must be a whole number from 0 to 10, not ${trustedProxies}`);
+      throw new UsageError(`--trusted-proxies must be a whole number from 0 to 10${givenAs(trustedProxies)}`);
     }
     const limits = {
       requestDeadlineMs: durationArg('--request-deadline', args['request-deadline'], parseDuration),
@@ -67,9 +67,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       throw new UsageError(`--max-body: ${(error as Error).message}`);
     }
     const metricsPort = args['metrics-port'] ?? (args['metrics-host'] !== undefined ? 9464 : undefined);
-    if (metricsPort !== undefined && (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535)) {
-      throw new UsageError(`--metrics-port must be a whole number from 0 to 65535, not ${metricsPort}`);
-    }
+    if (metricsPort !== undefined) portArg('--metrics-port', metricsPort);
     const metrics = metricsPort === undefined ? undefined : { host: args['metrics-host'] ?? '127.0.0.1', port: metricsPort };
     const { parseWitnessOptions } = await import('../witness-options.js');
     const witnesses = parseWitnessOptions(args.witness ?? [], args['witness-quorum']);
@@ -82,7 +80,14 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     const adminKey = await createFirstAdmin(context);
     // Before the server starts: a key made now is printed even if the start then fails.
     if (adminKey) print(args, `admin key: ${adminKey}`, { admin_key: adminKey, data_dir: config.dataDir, ledger_id: context.ledgerId });
-    const server = await startServer(context, { host: args.host, port: args.port, maxBodyBytes, trustedProxies, metrics, ...limits });
+    let server;
+    try {
+      server = await startServer(context, { host: args.host, port: args.port, maxBodyBytes, trustedProxies, metrics, ...limits });
+    } catch (error) {
+      // A port taken: nothing was left listening, and the store is closed too, so the process ends with the error.
+      await context.close();
+      throw error;
+    }
     let witnessing: { stop(): Promise<void> } | null = null;
     if (witnesses.targets.length > 0) {
       const { Witnessing } = await import('../../src/ledger/witnessing.js');
@@ -120,7 +125,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
 };
 
 function countArg(flag: string, value: number): number {
-  if (!Number.isInteger(value) || value < 1) throw new UsageError(`${flag} must be a whole number of at least 1, not ${value}`);
+  if (!Number.isInteger(value) || value < 1) throw new UsageError(`${flag} must be a whole number of at least 1${givenAs(value)}`);
   return value;
 }
 

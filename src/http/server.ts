@@ -97,16 +97,23 @@ export async function startServer(context: AppContext, options: ServeOptions): P
   // arrived well within twice the deadline (the deadline itself also covers reading the body).
   server.requestTimeout = Math.max(15_000, 2 * deadlineMs);
   server.headersTimeout = Math.min(10_000, server.requestTimeout);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, resolve);
-  });
+  // The metrics listener first: if either port is taken, nothing is left listening or running
+  // (the caller reports the error and exits), rather than a service half up without the other.
+  const metricsListener = options.metrics ? await startMetricsListener(context.metrics, options.metrics.host, options.metrics.port) : null;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port, options.host, resolve);
+    });
+  } catch (error) {
+    await metricsListener?.close();
+    throw error;
+  }
   // During an outage these fail every second: one line per few seconds with a count, no stack each time.
   const background = new RateLimitedLog((kind, count, message) => context.logger.warn({ count }, `${kind}: ${message}`));
   const checkpoints = context.ledger.startCheckpointTimer((err) => background.note('periodic checkpoint failed', (err as Error)?.message ?? String(err)));
   const sweeper = context.operations.startSweeper((err) => background.note('lease sweep failed', (err as Error)?.message ?? String(err)));
   const requestExpiry = context.approvals.startExpirySweeper((err) => background.note('approval expiry failed', (err as Error)?.message ?? String(err)));
-  const metricsListener = options.metrics ? await startMetricsListener(context.metrics, options.metrics.host, options.metrics.port) : null;
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   // Webhook links to the approver page use where the server listens unless something better was set.

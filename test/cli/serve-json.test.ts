@@ -1,5 +1,6 @@
+import net from 'node:net';
 import test from 'ava';
-import { BIN, ManagedProcess, tempDir } from '../helpers/server-process.js';
+import { BIN, freePort, ManagedProcess, tempDir } from '../helpers/server-process.js';
 
 test('serve --json prints the admin key and the listening address as JSON lines, nothing else on stdout', async (t) => {
   const { dir, cleanup } = tempDir();
@@ -22,4 +23,22 @@ test('serve --json prints the admin key and the listening address as JSON lines,
   await serve.stop();
   t.is(serve.stdout.trim().split('\n').length, 2, serve.stdout);
   t.regex(serve.stderr, /"msg":"stopping/);
+});
+
+test('serve whose --metrics-port is taken exits 2 with one line, leaving nothing listening (not a service half up)', async (t) => {
+  const { dir, cleanup } = tempDir();
+  t.teardown(cleanup);
+  const taken = net.createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => taken.close());
+  const metricsPort = (taken.address() as net.AddressInfo).port;
+  const port = await freePort();
+  const serve = new ManagedProcess('gatehouse serve', [BIN, 'serve', '--data-dir', dir, '--host', '127.0.0.1', '--port', String(port), '--metrics-port', String(metricsPort)]);
+  t.teardown(() => serve.stop());
+  const exited = await Promise.race([serve.exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), 15_000))]);
+  t.truthy(exited, 'serve exited by itself');
+  t.is(exited?.code, 2);
+  t.regex(serve.stderr, /^gatehouse: listen EADDRINUSE: address already in use 127\.0\.0\.1:\d+\n$/);
+  t.notRegex(serve.stdout, /listening/);
+  await t.throwsAsync(fetch(`http://127.0.0.1:${port}/v1/healthz`), undefined, 'the service port is not left listening');
 });
