@@ -5,6 +5,8 @@ import { StoreUnavailableError } from '../src/store/store.js';
 
 export const EXIT_TAMPERED = 1;
 export const EXIT_USAGE = 2;
+/** What a process killed by SIGPIPE exits with (128 + 13): the status a verb gives when its stdout's reader went away. */
+export const EXIT_STDOUT_CLOSED = 141;
 
 /** Options every verb that touches the store takes (docs/cli.md#common-rules). */
 export const storeOptions = {
@@ -50,6 +52,17 @@ export function print(args: { json: boolean }, human: string, machine: unknown):
 
 /** A flag's value that cannot be used: exit 2 with the message, like yargs' own usage errors. */
 export class UsageError extends Error {}
+
+/** A `--port`-like option. yargs reads a number option given `abc` as NaN: that is not repeated back. */
+export function portArg(flag: string, value: number): number {
+  if (Number.isInteger(value) && value >= 0 && value <= 65535) return value;
+  throw new UsageError(`${flag} must be a whole number from 0 to 65535${givenAs(value)}`);
+}
+
+/** `, not 1.5` for a number given; nothing for text that was no number at all (NaN), which says nothing to the user. */
+export function givenAs(value: number): string {
+  return Number.isNaN(value) ? '' : `, not ${value}`;
+}
 
 /** Known failures become one clear line on stderr and exit 2; anything else is a bug and keeps its stack. */
 export async function runVerb(body: () => Promise<void>): Promise<void> {

@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import type { Argv, CommandModule } from 'yargs';
-import { print, runVerb, storeOptions, UsageError, type StoreArgs } from '../output.js';
+import { givenAs, print, runVerb, storeOptions, UsageError, type StoreArgs } from '../output.js';
 import { withExistingLedger } from '../with-context.js';
 import { writeNewOutFile } from '../out-file.js';
 import type { SavedCheckpoint } from '../../src/ledger/saved-checkpoint.js';
@@ -30,7 +30,7 @@ export const proveCommand: CommandModule<object, ProveArgs> = {
     out: { type: 'string', demandOption: true, describe: 'where to write the evidence file' },
   }) as unknown as Argv<ProveArgs>,
   handler: (args) => runVerb(async () => {
-    if (!Number.isSafeInteger(args.seq) || args.seq < 1) throw new UsageError(`--seq must be a whole number from 1, not ${args.seq}`);
+    if (!Number.isSafeInteger(args.seq) || args.seq < 1) throw new UsageError(`--seq must be a whole number from 1${givenAs(args.seq)}`);
     const given = args.checkpoint === undefined ? null : readSavedCheckpoint(args.checkpoint);
     await withExistingLedger(args, async (context) => {
       const { buildEvidence } = await import('../../src/ledger/evidence-file.js');

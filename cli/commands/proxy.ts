@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { CommandModule } from 'yargs';
 import { readProxyEnv } from '../../src/config/config.js';
 import { DEFAULT_MAX_BODY } from '../../src/proxy/options.js';
-import { print, runVerb, UsageError } from '../output.js';
+import { portArg, print, runVerb, UsageError } from '../output.js';
 import { parseStrictJson } from '../../src/core/strict-json.js';
 import type { PinnedKeysInput } from '../../src/client/grant.js';
 
@@ -54,7 +54,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs> = {
     if (!apiKey) throw new UsageError('--api-key (or GATEHOUSE_API_KEY) is required: a key with the gateway role');
     const upstream = urlOption('--upstream', args.upstream);
     urlOption('--gatehouse', args.gatehouse);
-    if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535, not ${args.port}`);
+    portArg('--port', args.port);
     const timeoutMs = usage('--timeout', () => parseDuration(args.timeout));
     const leaseMs = usage('--lease', () => parseDuration(args.lease));
     const leaseSeconds = Math.ceil(leaseMs / 1000);

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
-import { UsageError, runVerb } from '../output.js';
+import { portArg, UsageError, runVerb } from '../output.js';
 
 interface WitnessArgs {
   'data-dir': string;
@@ -32,7 +32,7 @@ export const witnessCommand: CommandModule<object, WitnessArgs> = {
       import('../../src/core/signing-key.js'), import('../../src/witness/witness-key.js'),
       import('../../src/witness/witness-store.js'), import('../../src/witness/witness-server.js'),
     ]);
-    if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535, not ${args.port}`);
+    portArg('--port', args.port);
     const logs = args.log.map((spec) => {
       const eq = spec.indexOf('=');
       if (eq <= 0) throw new UsageError(`--log ${spec}: expected ORIGIN_PREFIX=VERIFIER_KEY`);

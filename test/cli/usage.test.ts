@@ -11,8 +11,10 @@ const postgresUp = (await storeKinds()).includes('postgres');
 const ADMIN_URL = process.env.GATEHOUSE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 const cases: Array<[string, string[], RegExp]> = [
-  ['a port that is not a number', ['serve', '--port', 'abc'], /--port must be a whole number/],
-  ['a port out of range', ['serve', '--port', '99999'], /--port must be a whole number/],
+  // Text that is no number is not echoed as "NaN", which would tell the user nothing.
+  ['a port that is not a number', ['serve', '--port', 'abc'], /^gatehouse: --port must be a whole number from 0 to 65535\n/],
+  ['a metrics port that is not a number', ['serve', '--metrics-port', 'abc'], /^gatehouse: --metrics-port must be a whole number from 0 to 65535\n/],
+  ['a port out of range', ['serve', '--port', '99999'], /--port must be a whole number from 0 to 65535, not 99999/],
   ['an unreadable --max-body', ['serve', '--max-body', 'lots'], /--max-body: cannot read the size "lots"/],
   ['an unknown verb', ['frobnicate'], /Unknown argument|name a command/],
   ['shred without --yes', ['accounts', 'shred', 'acme'], /add --yes to confirm/],
