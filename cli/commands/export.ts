@@ -5,7 +5,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { validateAccountId } from '../../src/principals/accounts.js';
 import { accountInLedger, exportLines } from '../../src/ledger/export.js';
 import { rfc3339 } from '../../src/core/time.js';
-import { print, runVerb, storeOptions, UsageError, type StoreArgs } from '../output.js';
+import { EXIT_STDOUT_CLOSED, print, runVerb, storeOptions, UsageError, type StoreArgs } from '../output.js';
 import { withExistingLedger } from '../with-context.js';
 import { openNewOutFile } from '../out-file.js';
 
@@ -36,7 +36,17 @@ export const exportCommand: CommandModule<object, ExportArgs> = {
         ledger_id: context.ledgerId, account_id: accountId, exported_at: rfc3339(context.clock.now()), keys: context.publicKeys(),
       });
       const target = args.out === '-' ? process.stdout : fs.createWriteStream(args.out, { fd: openNewOutFile(args.out) });
-      await pipeline(Readable.from(lines), target);
+      try {
+        await pipeline(Readable.from(lines), target);
+      } catch (error) {
+        // The reader of stdout went away (`export --out - | head`): stop quietly, as a tool killed by
+        // SIGPIPE does, with the status it would have, not an I/O error message.
+        if (args.out === '-' && (error as NodeJS.ErrnoException).code === 'EPIPE') {
+          process.exitCode = EXIT_STDOUT_CLOSED;
+          return;
+        }
+        throw error;
+      }
     });
     if (args.out !== '-') print(args, `exported to ${args.out}`, { out: args.out });
   }),

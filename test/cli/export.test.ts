@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import fs from 'node:fs';
 import test from 'ava';
-import { runCli } from '../helpers/server-process.js';
+import { BIN, runCli } from '../helpers/server-process.js';
 import { ACCOUNT, closedLedger, openLedger } from '../verify/ledger-fixture.js';
 
 test('export --out - (a separate word) writes the NDJSON to stdout, and verify reads it', async (t) => {
@@ -64,4 +66,18 @@ test('export and prove refuse an --out file that exists (exit 2) and leave it as
     t.is(result.stdout, '', verb);
     t.is(fs.readFileSync(out, 'utf8'), 'an earlier export, the only copy\n', `${verb}: the file is untouched`);
   }
+});
+
+test('export --out - whose reader goes away (| head) stops quietly with the SIGPIPE status, not an I/O error', async (t) => {
+  // Enough events that the export outgrows a pipe's buffer: the writes after the reader left fail with EPIPE.
+  const ledger = await closedLedger(t, 600);
+  const child = spawn(process.execPath, [BIN, 'export', ...ledger.store.cliArgs, '--out', '-'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  // As `head -c 1` does: read the first bytes, then close the read end.
+  await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+  child.stdout.destroy();
+  const [code] = await once(child, 'exit') as [number | null];
+  t.is(stderr, '');
+  t.is(code, 141);
 });
