@@ -15,7 +15,6 @@ export type ProxyErrorCode =
   | 'invalid_route'
   | 'upstream_unavailable'
   | 'upstream_unknown'
-  | 'upstream_response_too_large'
   | 'gatehouse_unavailable'
   | 'grant_invalid'
   | 'internal';
@@ -30,7 +29,6 @@ export const PROXY_ERROR_STATUS: Record<ProxyErrorCode, number> = {
   invalid_route: 400,
   upstream_unavailable: 502,
   upstream_unknown: 502,
-  upstream_response_too_large: 502,
   gatehouse_unavailable: 503,
   grant_invalid: 502,
   internal: 500,

@@ -16,8 +16,9 @@ import { claimTarget } from './command.js';
 import { ProxyError, sendError } from './errors.js';
 import { first } from './headers.js';
 import { mapResult, sendUpstream } from './answer.js';
-import { toStored, withoutBody } from './stored-response.js';
-import { UpstreamUnavailable, UpstreamUnknown, type Upstream, type UpstreamResponse } from './upstream.js';
+import { relayOversize } from './relay.js';
+import { BODY_OMITTED, toStored, withoutBody } from './stored-response.js';
+import { UpstreamUnavailable, UpstreamUnknown, isOversize, type OversizeResponse, type Upstream } from './upstream.js';
 
 export interface GatedDeps {
   executor: Executor;
@@ -43,7 +44,7 @@ export async function handleGated(deps: GatedDeps, req: IncomingMessage, res: Se
   // A client that left before its work started does not get it run (docs/http-api.md).
   if (req.destroyed && !req.complete) return;
 
-  let upstreamAnswer: UpstreamResponse | undefined;
+  let upstreamAnswer: AnswerToCaller | undefined;
   // The claim that leased this write, for an answer that ends before any upstream answer.
   let claimed: Claimed | undefined;
   const write: WriteFn = async (ctx) => {
@@ -56,9 +57,17 @@ export async function handleGated(deps: GatedDeps, req: IncomingMessage, res: Se
       throw error;
     }
     const answer = await call.send(body);
-    upstreamAnswer = answer;
     // A 5xx may come after the API wrote: not a known failure, never stored as one.
-    if (answer.status >= 500) throw new UpstreamUnknown(`the upstream answered ${answer.status}`, 'server_error', answer);
+    if (answer.status >= 500) {
+      if (isOversize(answer)) answer.discard();
+      throw new UpstreamUnknown(`the upstream answered ${answer.status}`, 'server_error', answer.status);
+    }
+    if (isOversize(answer)) {
+      const relayed = await answerOverLimit(deps, res, answer, claimed);
+      upstreamAnswer = relayed.answer;
+      return { ok: answer.status < 400, response: relayed.stored };
+    }
+    upstreamAnswer = { bodyBytes: answer.body.length, send: (result) => sendUpstream(res, answer, result) };
     return { ok: answer.status < 400, response: toStored(answer) };
   };
 
@@ -75,9 +84,31 @@ export async function handleGated(deps: GatedDeps, req: IncomingMessage, res: Se
     if (claimed === undefined && error instanceof GatehouseError && error.status === 413) throw claimTooLarge(deps, body.length, error);
     throw translate(error, claimed);
   }
-  if (result.kind === 'created' && upstreamAnswer) return sendUpstream(res, upstreamAnswer, result);
+  if (result.kind === 'created' && upstreamAnswer) return upstreamAnswer.send(result);
   if (result.kind === 'unknown' && result.cause !== undefined) return answerUnknownWrite(deps, res, result, upstreamAnswer);
   mapResult(deps.executor.client, res, result);
+}
+
+/** The upstream's answer to this write, given to the caller once its outcome was reported (or could not be). */
+interface AnswerToCaller {
+  bodyBytes: number;
+  send(result: ExecuteResult): void;
+}
+
+/**
+ * An answer over `--max-response` (docs/proxy.md): too large to store, but the write's outcome
+ * is known, so it is stored as one Gatehouse cannot hold is, status and headers without the body,
+ * marked so. The caller gets it streamed through, marked the same, as it arrives; its end waits
+ * for the report. Resolves once the upstream's answer ended whole; one that broke off throws.
+ */
+async function answerOverLimit(deps: GatedDeps, res: ServerResponse, answer: OversizeResponse, claimed: Claimed): Promise<{ stored: StoredResponse; answer: AnswerToCaller }> {
+  const stored = withoutBody(toStored({ status: answer.status, headers: answer.headers, body: Buffer.alloc(0) }));
+  const relayed = await relayOversize(res, answer, { [BODY_OMITTED]: stored.headers![BODY_OMITTED]!, ...aboutOperation(claimed).headers });
+  deps.log('the upstream answer is over --max-response: the caller got it streamed through, and its status and headers are stored '
+    + 'without the body, and replays say so (gatehouse-body-omitted); to keep such bodies, raise gatehouse proxy --max-response', {
+    operation_id: claimed.operationId, status: answer.status, body_bytes: relayed.bytes,
+  });
+  return { stored, answer: { bodyBytes: relayed.bytes, send: () => relayed.end() } };
 }
 
 /**
@@ -85,39 +116,38 @@ export async function handleGated(deps: GatedDeps, req: IncomingMessage, res: Se
  * upstream answer but no `completed` on record (Gatehouse went away in between), the caller still
  * gets the upstream's answer: it is the truth about this write. Without one, nothing is guessed.
  */
-function answerUnknownWrite(deps: GatedDeps, res: ServerResponse, result: Extract<ExecuteResult, { kind: 'unknown' }>, upstreamAnswer: UpstreamResponse | undefined): void {
+function answerUnknownWrite(deps: GatedDeps, res: ServerResponse, result: Extract<ExecuteResult, { kind: 'unknown' }>, upstreamAnswer: AnswerToCaller | undefined): void {
   const cause = result.cause;
   const headers = { 'gatehouse-outcome': 'unknown', ...(result.operation ? { 'gatehouse-operation': result.operation.id } : {}) };
   if (!(cause instanceof UpstreamUnknown) && upstreamAnswer) {
     deps.log('the upstream answered but Gatehouse did not record it; the operation will become unknown', { operation_id: result.operation?.id });
-    return sendUpstream(res, upstreamAnswer, result);
+    return upstreamAnswer.send(result);
   }
   const reason = cause instanceof UpstreamUnknown ? cause.reason : 'reset';
+  const upstreamStatus = cause instanceof UpstreamUnknown ? cause.upstreamStatus : undefined;
   const messages: Record<typeof reason, string> = {
     reset: 'the upstream connection failed after the request was sent: the write may or may not have happened',
     timeout: 'the upstream did not answer in time: the write may or may not have happened',
-    server_error: `the upstream answered ${upstreamAnswer?.status ?? 'a server error'}: the write may or may not have happened`,
-    too_large: 'the upstream answer is too large to be stored for replay: the write happened, its answer is not recorded',
+    server_error: `the upstream answered ${upstreamStatus ?? 'a server error'}: the write may or may not have happened`,
   };
-  const code = reason === 'too_large' ? 'upstream_response_too_large' : 'upstream_unknown';
-  sendError(res, new ProxyError(code, `${messages[reason]}; a retry with this key will not send it again (the operation becomes unknown for a reconciler)`, {
+  sendError(res, new ProxyError('upstream_unknown', `${messages[reason]}; a retry with this key will not send it again (the operation becomes unknown for a reconciler)`, {
     status: reason === 'timeout' ? 504 : 502,
     extra: {
       operation_id: result.operation?.id ?? null,
-      ...(reason === 'server_error' && upstreamAnswer ? { upstream_status: upstreamAnswer.status } : {}),
+      ...(upstreamStatus === undefined ? {} : { upstream_status: upstreamStatus }),
     },
   }), headers);
 }
 
 /**
- * Gatehouse refused the `completed` report as too large: the answer passed `--max-response`, but
+ * Gatehouse refused the `completed` report as too large: the answer was within `--max-response`, but
  * its stored form (base64 for bytes, a third larger) in the report did not pass the service's
  * `--max-body`. The write's outcome is known, so it is stored all the same, without the body.
  */
-function storedWithoutBody(deps: GatedDeps, stored: StoredResponse, refusal: GatehouseError, claimed: Claimed | undefined, answer: UpstreamResponse | undefined): StoredResponse {
+function storedWithoutBody(deps: GatedDeps, stored: StoredResponse, refusal: GatehouseError, claimed: Claimed | undefined, answer: AnswerToCaller | undefined): StoredResponse {
   deps.log('the upstream answer is too large to store in Gatehouse: its status and headers are stored without the body, and replays say so '
     + '(gatehouse-body-omitted); to keep such bodies, give gatehouse serve --max-body room for the answer as stored (stored_body_bytes)', {
-    operation_id: claimed?.operationId, status: stored.status, body_bytes: answer?.body.length,
+    operation_id: claimed?.operationId, status: stored.status, body_bytes: answer?.bodyBytes,
     stored_body_bytes: Buffer.byteLength(JSON.stringify(stored.body ?? null)), gatehouse: refusal.message,
   });
   return withoutBody(stored);

@@ -1,6 +1,7 @@
 // Calls to the upstream API over keep-alive connections, in two steps for a gated write:
 // `open` waits until a connection is established (nothing written yet), so the proxy can report
-// `sent` between the connection and the first byte; `send` writes the request and reads the answer.
+// `sent` between the connection and the first byte; `send` writes the request and reads the answer:
+// whole when it is within --max-response, else its status, headers and the rest still to come.
 import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
@@ -11,15 +12,40 @@ export class UpstreamUnavailable extends Error {}
 
 /** The request left, but no usable answer came back: the write may or may not have happened. */
 export class UpstreamUnknown extends Error {
-  constructor(message: string, readonly reason: 'reset' | 'timeout' | 'server_error' | 'too_large', readonly response?: UpstreamResponse) {
+  constructor(message: string, readonly reason: 'reset' | 'timeout' | 'server_error', readonly upstreamStatus?: number) {
     super(message);
   }
 }
 
+/** An answer within --max-response, read whole. */
 export interface UpstreamResponse {
   status: number;
   headers: IncomingHttpHeaders;
   body: Buffer;
+}
+
+/**
+ * An answer over --max-response: too large to hold, so never whole in memory. `body` yields the
+ * bytes read up to the limit, then the rest as it arrives, and ends only when the answer did;
+ * an answer that breaks off or runs past --timeout throws UpstreamUnknown from it.
+ */
+export interface OversizeResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: AsyncIterable<Buffer>;
+  /**
+   * Aborted, with the UpstreamUnknown as its reason, when the answer breaks off: `body` throws it
+   * at its next piece, and this tells one who waits on something else (a slow caller) meanwhile.
+   */
+  broken: AbortSignal;
+  /** Gives the rest of the answer up unread: the connection is dropped. */
+  discard(): void;
+}
+
+export type UpstreamAnswer = UpstreamResponse | OversizeResponse;
+
+export function isOversize(answer: UpstreamAnswer): answer is OversizeResponse {
+  return typeof (answer as OversizeResponse).discard === 'function';
 }
 
 export interface UpstreamOptions {
@@ -28,8 +54,8 @@ export interface UpstreamOptions {
 }
 
 export interface OpenCall {
-  /** Writes the request and reads the whole answer. */
-  send(body: Buffer): Promise<UpstreamResponse>;
+  /** Writes the request and reads the answer: whole, or up to --max-response (OversizeResponse). */
+  send(body: Buffer): Promise<UpstreamAnswer>;
   /** Gives the connection up without writing anything. */
   abandon(): void;
 }
@@ -81,10 +107,10 @@ export class Upstream {
       onFailure = () => {};
     };
     // Every way the call can fail ends here, whoever notices first: an error on the request, the
-    // answer's body breaking off or growing too large (node reports those on the response: once the
-    // answer has started, a closed connection raises nothing on the request, and `req.destroy(err)`
-    // on an already closed one raises nothing at all), or the timer. Only the first counts; the
-    // connection is dropped so nothing half-read goes back to the pool.
+    // answer's body breaking off (node reports that on the response: once the answer has started,
+    // a closed connection raises nothing on the request, and `req.destroy(err)` on an already
+    // closed one raises nothing at all), or the timer. Only the first counts; the connection is
+    // dropped so nothing half-read goes back to the pool.
     const fail = (error: Error) => {
       if (phase === 'done') return;
       const handler = onFailure;
@@ -117,16 +143,40 @@ export class Upstream {
     const unknown = (error: Error) => error instanceof TimeoutError
       ? new UpstreamUnknown(`the upstream did not answer within ${timeoutMs} ms`, 'timeout')
       : error instanceof UpstreamUnknown ? error : new UpstreamUnknown(`the upstream connection failed after the request left: ${error.message}`, 'reset');
-    const send = (body: Buffer) => new Promise<UpstreamResponse>((resolve, reject) => {
+    const send = (body: Buffer) => new Promise<UpstreamAnswer>((resolve, reject) => {
       // The call ended while `sent` was being reported: nothing left, but `sent` is on record.
       if (phase !== 'open') return reject(unknown(failedWhileOpen ?? new TimeoutError()));
       phase = 'sending';
       onFailure = (error) => reject(unknown(error));
       req.once('response', (res) => {
-        readAll(res, this.#opts.maxResponseBytes).then((bodyBytes) => {
+        const chunks = res[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+        readUpTo(chunks, this.#opts.maxResponseBytes).then((read) => {
           if (phase !== 'sending') return; // the timer or a reset came first and answered already
-          finish();
-          resolve({ status: res.statusCode ?? 502, headers: res.headers, body: bodyBytes });
+          const status = res.statusCode ?? 502;
+          if (read.whole) {
+            finish();
+            return resolve({ status, headers: res.headers, body: Buffer.concat(read.chunks) });
+          }
+          // Over the limit: the call stays open (timer included) while the rest is read.
+          let failure: UpstreamUnknown | undefined;
+          const broken = new AbortController();
+          onFailure = (error) => {
+            failure = unknown(error);
+            broken.abort(failure);
+          };
+          resolve({
+            status, headers: res.headers, broken: broken.signal,
+            body: rest(read.chunks, chunks, (error) => {
+              if (error) fail(error);
+              else if (phase === 'sending') finish();
+              return failure;
+            }),
+            discard: () => {
+              if (phase === 'done') return;
+              finish();
+              req.destroy();
+            },
+          });
         }, (error: Error) => fail(error));
       });
       req.end(body);
@@ -180,19 +230,40 @@ function withoutLength(headers: OutgoingHttpHeaders, incoming: IncomingHttpHeade
 
 class TimeoutError extends Error {}
 
-async function readAll(res: IncomingMessage, maxBytes: number): Promise<Buffer> {
-  const declared = Number(res.headers['content-length'] ?? NaN);
-  if (declared > maxBytes) throw tooLarge(maxBytes);
-  const chunks: Buffer[] = [];
+/**
+ * Reads the answer's body until it ends or passes `maxBytes`, whichever comes first. The
+ * iterator is left where it stopped: an answer over the limit is read on from there.
+ */
+async function readUpTo(chunks: AsyncIterator<Buffer>, maxBytes: number): Promise<{ whole: boolean; chunks: Buffer[] }> {
+  const read: Buffer[] = [];
   let total = 0;
-  for await (const chunk of res as AsyncIterable<Buffer>) {
-    total += chunk.length;
-    if (total > maxBytes) throw tooLarge(maxBytes);
-    chunks.push(chunk);
+  for (;;) {
+    const next = await chunks.next();
+    if (next.done) return { whole: true, chunks: read };
+    read.push(next.value);
+    total += next.value.length;
+    if (total > maxBytes) return { whole: false, chunks: read };
   }
-  return Buffer.concat(chunks, total);
 }
 
-function tooLarge(maxBytes: number): UpstreamUnknown {
-  return new UpstreamUnknown(`the upstream's answer exceeds ${maxBytes} bytes and cannot be stored for replay`, 'too_large');
+/**
+ * The body of an answer over the limit: what was read, then the rest. `settle` ends the call,
+ * with the error that broke the body off or none when it ended, and answers the call's failure
+ * if it had one: whatever ended the call first (a reset, the timer) is what the body throws.
+ */
+async function* rest(read: Buffer[], chunks: AsyncIterator<Buffer>, settle: (error?: Error) => UpstreamUnknown | undefined): AsyncGenerator<Buffer> {
+  // Let go of each piece read up to the limit once it is passed on: only the caller's pace is held.
+  while (read.length > 0) yield read.shift()!;
+  for (;;) {
+    let next: IteratorResult<Buffer>;
+    try {
+      next = await chunks.next();
+    } catch (error) {
+      throw settle(error as Error) ?? error;
+    }
+    if (next.done) break;
+    yield next.value;
+  }
+  const failure = settle();
+  if (failure) throw failure;
 }

@@ -210,16 +210,37 @@ test.serial('the query string enters the fingerprint by the documented rule: {"b
   t.not((await gateway.findByKey(wrapperKey))!.fingerprint, op.fingerprint, 'a body that looks like the wrapper is not that request');
 });
 
-test.serial('an upstream answer over --max-response: 502 upstream_response_too_large, and a retry never sends it again', async (t) => {
-  const key = unique('big');
-  const first = await call(env.proxy.url, 'POST', '/big', { key, body: {}, headers: { 'x-size': '100000' } });
-  t.is(first.status, 502);
-  t.is(first.body.error.code, 'upstream_response_too_large');
-  const again = await call(env.proxy.url, 'POST', '/big', { key, body: {}, headers: { 'x-size': '10' } });
-  t.is(again.status, 409);
-  t.true(['in_progress', 'unknown'].includes(again.body.outcome));
-  t.is((await env.writes('/big')).filter((w) => w.headers['idempotency-key'] === key).length, 1);
-});
+for (const { status, state } of [{ status: 201, state: 'succeeded' }, { status: 422, state: 'failed' }] as const) {
+  test.serial(`an upstream ${status} over --max-response reaches the caller whole and is completed ${state} without its body; a retry replays it marked, never re-sent`, async (t) => {
+    const key = unique(`over-max-response-${status}`);
+    const bytes = 100_000; // over this proxy's --max-response, 32kb
+    const headers = { 'x-size': String(bytes), 'x-fill': 'binary', 'x-status': String(status) };
+    const first = await call(env.proxy.url, 'POST', '/big', { key, body: {}, headers });
+    t.is(first.status, status, first.text.slice(0, 300));
+    t.is(first.headers.get('content-length'), String(bytes), 'the upstream\'s own length: the body passes byte for byte');
+    t.is(first.text.length, bytes, 'the whole body (each byte one replacement character once decoded)');
+    t.is(first.headers.get('gatehouse-body-omitted'), 'too-large', 'the caller is told a retry will not get the body back');
+    t.is(first.headers.get('gatehouse-outcome'), 'created');
+    t.is(first.headers.get('location'), '/items/big');
+
+    const op = (await gateway.findByKey(key))!;
+    t.is(first.headers.get('gatehouse-operation'), op.id);
+    t.is(op.state, state, 'completed by the time the caller has the whole answer, not left to become unknown');
+    t.deepEqual(op.response, {
+      status,
+      headers: { 'content-type': 'application/octet-stream', location: '/items/big', etag: `"big-${bytes}"`, 'gatehouse-body-omitted': 'too-large' },
+    });
+
+    const retry = await call(env.proxy.url, 'POST', '/big', { key, body: {}, headers });
+    t.is(retry.status, status);
+    t.is(retry.headers.get('idempotent-replayed'), 'true');
+    t.is(retry.headers.get('gatehouse-body-omitted'), 'too-large', 'the replay says its body was not kept');
+    t.is(retry.headers.get('location'), '/items/big');
+    t.is(retry.text, '');
+    t.is((await env.writes('/big')).filter((w) => w.headers['idempotency-key'] === key).length, 1, 'never sent twice');
+    await env.proxy.process.waitFor(new RegExp(`over --max-response.*"operation_id":"${op.id}".*"body_bytes":${bytes}`), 10_000, 'stderr');
+  });
+}
 
 test.serial('an agent that restarts and retries with its stored key gets the replay, not a second write', async (t) => {
   const keyFile = path.join(env.tmp, `agent-${Date.now()}.key`);

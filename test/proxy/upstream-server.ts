@@ -6,10 +6,12 @@
 // Behaviour by the first path segment: /hang never answers, /reset drops the connection after
 // reading the request, /error answers 500, /refuse answers 422, /redirect answers 303,
 // /no-content 204 and /not-modified 304 (both without a body or Content-Length), /big
-// answers 201 with `x-size` bytes of `x-fill` (text, binary or control, below); /cut sends `200`, `Content-Length: 100` and 11 bytes, then drops the
-// connection; /cut-chunked the same with a chunked answer; /stall sends those 11 bytes and then
-// nothing more; /huge answers a chunked JSON body of `x-size` bytes (no Content-Length, written in
-// pieces); any other write answers 201 with a new item. `x-delay-ms` delays the
+// answers 201 (or `x-status`) with `x-size` bytes of `x-fill` (text, binary or control, below);
+// /cut sends `200`, `Content-Length: 100` and 11 bytes, then drops the connection; /cut-chunked
+// the same with a chunked answer; /stall sends those 11 bytes and then nothing more; /huge
+// answers 201 with a chunked JSON body of `x-size` bytes (no Content-Length, written in pieces),
+// pausing `x-pause-ms` once `x-pause-at` bytes are out, or dropping the connection once
+// `x-reset-at` bytes are; any other write answers 201 with a new item. `x-delay-ms` delays the
 // answer. GET /_requests lists what arrived (not recorded itself); other GETs echo the request.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { parseArgs } from 'node:util';
@@ -74,7 +76,7 @@ const server = createServer(async (req, res) => {
     case 'big': {
       const size = Number(req.headers['x-size'] ?? 0);
       const fill = BIG_FILLS[String(req.headers['x-fill'] ?? 'text')] ?? BIG_FILLS.text!;
-      res.writeHead(201, { 'content-type': fill.type, 'content-length': String(size), location: '/items/big', etag: `"big-${size}"` });
+      res.writeHead(Number(req.headers['x-status'] ?? 201), { 'content-type': fill.type, 'content-length': String(size), location: '/items/big', etag: `"big-${size}"` });
       return res.end(Buffer.alloc(size, fill.byte));
     }
     case 'cut':
@@ -88,10 +90,23 @@ const server = createServer(async (req, res) => {
     }
     case 'huge': {
       const size = Number(req.headers['x-size'] ?? 0);
+      const pauseAt = Number(req.headers['x-pause-at'] ?? Infinity);
+      const resetAt = Number(req.headers['x-reset-at'] ?? Infinity);
       res.writeHead(201, { 'content-type': 'application/json' });
       const piece = 64 * 1024;
       res.write('{"pad": "');
-      for (let written = 11; written < size; written += piece) res.write('a'.repeat(Math.min(piece, size - written)));
+      let paused = false;
+      for (let written = 11; written < size; written += piece) {
+        if (written >= resetAt) {
+          // Let the bytes written so far reach the proxy before the connection goes.
+          return void setTimeout(() => req.socket.destroy(), 300);
+        }
+        if (written >= pauseAt && !paused) {
+          paused = true;
+          await new Promise((r) => setTimeout(r, Number(req.headers['x-pause-ms'] ?? 0)));
+        }
+        res.write('a'.repeat(Math.min(piece, size - written)));
+      }
       return void res.end('"}');
     }
     default: {
