@@ -42,7 +42,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs> = {
     lease: { type: 'string', default: '60s', describe: 'lease asked for on each claim; heartbeats renew it while the upstream works' },
     'public-url': { type: 'string', describe: 'where people open Gatehouse\'s approval pages, when not --gatehouse' },
     'max-body': { type: 'string', default: DEFAULT_MAX_BODY, describe: 'largest gated request body (keep it 64kb below the service\'s --max-body: the claim wraps it)' },
-    'max-response': { type: 'string', default: '1mb', describe: 'largest upstream answer to a gated write (it is stored for replays)' },
+    'max-response': { type: 'string', default: '1mb', describe: 'largest upstream answer to a gated write stored with its body for replays (a larger one is streamed to its caller and stored without its body)' },
     json: { type: 'boolean', default: false, describe: 'machine-readable start line' },
   }),
   handler: (args) => runVerb(async () => {
