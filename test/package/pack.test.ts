@@ -6,7 +6,7 @@
 // and `--version` is Gatehouse's own, not the host project's.
 import test from 'ava';
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { assertBuilt } from '../helpers/built.js';
@@ -182,13 +182,14 @@ test.serial('the packed package installs into a plain JavaScript project: client
   t.is(out.nativeAfter.length, 2, 'the SQLite key store loads better-sqlite3 and its addon when it is made');
   t.regex(out.key, /^ik_/);
 
-  // The declarations resolve through exports' `types` condition for a NodeNext TypeScript user.
+  // The declarations resolve through exports' `types` condition for a NodeNext TypeScript user
+  // who has @types/node installed, as a Node project does, but does not list it in `types`
+  // (TypeScript 7's default is none): the declarations ask for it themselves.
   writeFileSync(path.join(app, 'consumer.ts'), CONSUMER_TS);
+  mkdirSync(path.join(app, 'node_modules', '@types'), { recursive: true });
+  for (const types of ['@types/node', 'undici-types']) symlinkSync(path.join(ROOT, 'node_modules', types), path.join(app, 'node_modules', types));
   writeFileSync(path.join(app, 'tsconfig.json'), JSON.stringify({
-    compilerOptions: {
-      target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true,
-      types: ['node'], typeRoots: [path.join(ROOT, 'node_modules', '@types')],
-    },
+    compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true },
     files: ['consumer.ts'],
   }));
   const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
