@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import type { JsonValue } from '../core/json.js';
 import { JsonInputError, parseStrictJson } from '../core/strict-json.js';
+import { withoutUserinfo } from '../core/url-for-log.js';
 import { compileCommandSchema } from './command-schema.js';
 import { PolicyConfigError } from './config-error.js';
 import { APPROVAL_DEFAULTS, policyFileSchema, type PolicyEntry, type PolicyFile } from './config-schema.js';
@@ -121,8 +122,14 @@ function checkWebhook(webhook: { url: string; secret: string }, fail: Fail): { u
   } catch {
     // reported below
   }
+  // fetch refuses to send to such a URL, so every delivery would fail for an hour and then be
+  // dropped; and the password would be written wherever the URL is shown. Checked first, so the
+  // message below never quotes one.
+  if (url && (url.username !== '' || url.password !== '')) {
+    fail('/webhook/url', 'the webhook url has a user name or password in it (user:password@ before the host), and no request can be sent to such a URL; remove it: a receiver checks that a delivery is Gatehouse\'s by its Gatehouse-Signature header, made with the webhook secret');
+  }
   if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
-    fail('/webhook/url', `the webhook url ${JSON.stringify(webhook.url)} is not an absolute http(s) URL; write it like https://hooks.example.com/gatehouse`);
+    fail('/webhook/url', `the webhook url ${JSON.stringify(withoutUserinfo(webhook.url))} is not an absolute http(s) URL; write it like https://hooks.example.com/gatehouse`);
   }
   return { url: webhook.url, secret: webhook.secret };
 }

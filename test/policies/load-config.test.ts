@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Policies, PolicyConfigError } from '../../src/policies/policies.js';
-import { runCli } from '../helpers/server-process.js';
+import { BIN, ManagedProcess, runCli } from '../helpers/server-process.js';
 
 function writeConfig(text: string): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-policies-'));
@@ -65,6 +65,8 @@ const shapeCases: { name: string; text: string; message: RegExp }[] = [
     text: '{"policies": [\n{"method": "POST", "route": "/bd", "schema": {"type": "object", "$defs": {"env": {"enum": ["prod", "staging"]}},\n "properties": {"env": {"$ref": "#/$defs/env", "default": "dev"}}}}]}',
     message: /the default at \/properties\/env does not satisfy its own schema \(default must be equal to one of the allowed values\)/,
   },
+  { name: 'a webhook url with a user name and password', text: '{"policies": [],\n "webhook": {"url": "http://user:hunter2-pw@127.0.0.1:18731/hook", "secret": "s"}}', message: /line 2, column 14: the webhook url has a user name or password in it/ },
+  { name: 'a webhook url with a user name only', text: '{"policies": [],\n "webhook": {"url": "https://robot@hooks.example.com/gatehouse", "secret": "s"}}', message: /line 2, column 14: the webhook url has a user name or password in it/ },
   { name: 'a webhook url that is not http(s)', text: '{"policies": [],\n "webhook": {"url": "ftp://x", "secret": "s"}}', message: /line 2, column 14: the webhook url "ftp:\/\/x" is not an absolute http\(s\) URL/ },
 ];
 
@@ -76,6 +78,34 @@ for (const { name, text, message } of shapeCases) {
     t.regex(error!.message, message);
   });
 }
+
+test('a webhook url with a password stops `gatehouse serve` with exit 2 and one line naming the problem, and the password is not printed', async (t) => {
+  const password = 'hunter2-pw';
+  const file = writeConfig(`{"policies": [],\n "webhook": {"url": "http://user:${password}@127.0.0.1:18731/hook", "secret": "whsec_not_printed"}}`);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-serve-'));
+  // Before the fix it started (and tried to deliver for an hour): a start is a failure, not a hang.
+  const serve = new ManagedProcess('gatehouse serve', [BIN, 'serve', '--data-dir', dataDir, '--port', '0', '--config', file], { env: { GATEHOUSE_LOG_LEVEL: 'info' } });
+  t.teardown(() => serve.stop());
+  if (await serve.waitFor(/listening on/).then(() => true, () => false)) {
+    await serve.stop();
+    t.fail(`serve started with a credentialed webhook url\n${serve.stderr}`);
+    return;
+  }
+  const result = { code: (await serve.exited).code, stdout: serve.stdout, stderr: serve.stderr };
+  t.is(result.code, 2);
+  t.is(result.stdout, '');
+  t.regex(result.stderr, /^gatehouse: policies file .*policies\.json, line 2, column 14: the webhook url has a user name or password in it[^\n]*\n$/);
+  t.false(result.stderr.includes(password), result.stderr);
+  t.false(result.stderr.includes('whsec_not_printed'), result.stderr);
+  t.deepEqual(fs.readdirSync(dataDir), [], 'the empty data dir was not initialised');
+});
+
+test('a webhook url that is not http(s) is quoted without its password', (t) => {
+  const file = writeConfig('{"policies": [],\n "webhook": {"url": "http://user:hunter2-pw@exa mple.com/hook", "secret": "s"}}');
+  const error = t.throws(() => Policies.fromFile(file), { instanceOf: PolicyConfigError });
+  t.regex(error!.message, /the webhook url "http:\/\/exa mple\.com\/hook" is not an absolute http\(s\) URL/);
+  t.false(error!.message.includes('hunter2'), error!.message);
+});
 
 test('defaults their schemas accept load, nested and in arrays, and are applied', (t) => {
   const file = writeConfig(JSON.stringify({
