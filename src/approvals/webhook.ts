@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { rfc3339 } from '../core/time.js';
 import type { ApprovalDeps } from './records.js';
 import { readRequestPayload } from './records.js';
+import { unreachableReason } from './webhook-failure.js';
 
 export interface WebhookTarget {
   url: string;
@@ -30,7 +31,7 @@ export async function webhookBody(deps: ApprovalDeps, approvalId: string, public
   });
 }
 
-/** One signed POST; null when the receiver took it (2xx), else what went wrong (never the secret). */
+/** One signed POST; null when the receiver took it (2xx), else what went wrong (never the secret, never the URL's userinfo). */
 export async function postWebhook(deps: ApprovalDeps, target: WebhookTarget, body: string): Promise<string | null> {
   const signature = webhookSignature(target.secret, Math.floor(deps.clock.now() / 1000), body);
   try {
@@ -41,6 +42,6 @@ export async function postWebhook(deps: ApprovalDeps, target: WebhookTarget, bod
     await response.arrayBuffer().catch(() => undefined);
     return response.ok ? null : `answered ${response.status}`;
   } catch (err) {
-    return `unreachable: ${String(err)}`;
+    return unreachableReason(err, target);
   }
 }

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import type { ExecutionContext } from 'ava';
+import type { Logger } from 'pino';
 import type { Clock } from '../../src/core/time.js';
 import { startTestApp, type TestApp, type TestResponse } from '../helpers/app.js';
 import type { StoreKind } from '../helpers/stores.js';
@@ -29,9 +30,9 @@ export interface ApprovalApp extends TestApp {
 export const ACCOUNT = 'acme';
 
 /** The real service over a fresh store with a policies file written for the test, and the keys an approval needs. */
-export async function startApprovalApp(t: ExecutionContext, kind: StoreKind, policies: object, options: { trustedProxies?: number } = {}): Promise<ApprovalApp> {
+export async function startApprovalApp(t: ExecutionContext, kind: StoreKind, policies: object, options: { trustedProxies?: number; logger?: Logger } = {}): Promise<ApprovalApp> {
   const clock = new TestClock();
-  const base = await startTestApp(t, kind, { clock, policies, trustedProxies: options.trustedProxies });
+  const base = await startTestApp(t, kind, { clock, policies, trustedProxies: options.trustedProxies, logger: options.logger });
   const app: ApprovalApp = {
     ...base,
     clock,
