@@ -3,6 +3,7 @@ import type { CommandModule } from 'yargs';
 import { readProxyEnv } from '../../src/config/config.js';
 import { DEFAULT_MAX_BODY } from '../../src/proxy/options.js';
 import { portArg, print, runVerb, UsageError } from '../output.js';
+import { urlOption } from '../url-option.js';
 import { parseStrictJson } from '../../src/core/strict-json.js';
 import type { PinnedKeysInput } from '../../src/client/grant.js';
 
@@ -54,6 +55,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs> = {
     if (!apiKey) throw new UsageError('--api-key (or GATEHOUSE_API_KEY) is required: a key with the gateway role');
     const upstream = urlOption('--upstream', args.upstream);
     urlOption('--gatehouse', args.gatehouse);
+    if (args['public-url'] !== undefined) urlOption('--public-url', args['public-url']);
     portArg('--port', args.port);
     const timeoutMs = usage('--timeout', () => parseDuration(args.timeout));
     const leaseMs = usage('--lease', () => parseDuration(args.lease));
@@ -85,18 +87,6 @@ export const proxyCommand: CommandModule<object, ProxyArgs> = {
     process.once('SIGTERM', stop);
   }),
 };
-
-function urlOption(flag: string, value: string): URL {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UsageError(`${flag} must be an http(s) URL, not ${JSON.stringify(value)}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`${flag} must be an http(s) URL, not ${JSON.stringify(value)}`);
-  if (url.search || url.hash) throw new UsageError(`${flag} takes no query or fragment`);
-  return url;
-}
 
 function usage<T>(flag: string, read: () => T): T {
   try {

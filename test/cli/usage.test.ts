@@ -59,6 +59,21 @@ test('the CLI: proxy --timeout 0s or --lease 0s exits 2 saying it must be more t
   }
 });
 
+test('the CLI: a proxy URL flag that is not a plain http(s) URL exits 2 naming the flag, --public-url included', async (t) => {
+  const proxy = ['proxy', '--upstream', 'http://127.0.0.1:1', '--gatehouse', 'http://127.0.0.1:2'];
+  const env = { GATEHOUSE_API_KEY: 'gh_unused' };
+  for (const [args, message] of [
+    [[...proxy, '--public-url', 'gatehouse.example.com'], /^gatehouse: --public-url must be an http\(s\) URL, not "gatehouse\.example\.com"\n/],
+    [[...proxy, '--public-url', 'https://gatehouse.example.com/?x=1'], /^gatehouse: --public-url takes no query or fragment\n/],
+    [[...proxy, '--public-url', 'https://user:pw-1@gatehouse.example.com'], /^gatehouse: --public-url takes no user name or password/],
+    [['proxy', '--upstream', 'http://user:pw-1@127.0.0.1:1', '--gatehouse', 'http://127.0.0.1:2'], /^gatehouse: --upstream takes no user name or password/],
+  ] as Array<[string[], RegExp]>) {
+    const result = await runCli(args, { env });
+    t.is(result.code, 2, result.stderr);
+    t.regex(result.stderr, message);
+  }
+});
+
 test('the CLI: proxy --keys with a member named twice exits 2 rather than pinning whichever list a parser keeps', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-usage-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
