@@ -4,6 +4,7 @@ import { readConfig } from '../../src/config/config.js';
 import { createFirstAdmin, createKeys, needsInitialisation } from '../../src/bootstrap.js';
 import { DEFAULT_LIMITS } from '../../src/http/limits.js';
 import { givenAs, portArg, print, runVerb, storeOptions, storeOptionsOf, UsageError, type StoreArgs } from '../output.js';
+import { urlOption } from '../url-option.js';
 
 interface ServeArgs extends StoreArgs {
   host: string;
@@ -19,6 +20,7 @@ interface ServeArgs extends StoreArgs {
   'max-in-flight': number;
   'max-in-flight-per-client'?: number;
   'max-connections': number;
+  'public-url'?: string;
 }
 
 export const serveCommand: CommandModule<object, ServeArgs> = {
@@ -42,6 +44,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     'max-in-flight': { type: 'number', default: DEFAULT_LIMITS.maxInFlight, describe: 'requests worked on at once; past it new ones are answered 503 overloaded before their body is read' },
     'max-in-flight-per-client': { type: 'number', describe: 'requests one client (API key, else address) may have in flight (default: half of --max-in-flight)' },
     'max-connections': { type: 'number', default: DEFAULT_LIMITS.maxConnections, describe: 'open connections; past it idle ones are closed and requests answered 503 overloaded' },
+    'public-url': { type: 'string', describe: 'where people reach this service, e.g. https://gatehouse.example.com: the base of the approver-page links in approval webhooks (default: http://HOST:PORT it listens on)' },
   }),
   handler: (args) => runVerb(async () => {
     // Loaded here, not at the top: other verbs start without Koa, Kysely and the drivers.
@@ -69,6 +72,8 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     const metricsPort = args['metrics-port'] ?? (args['metrics-host'] !== undefined ? 9464 : undefined);
     if (metricsPort !== undefined) portArg('--metrics-port', metricsPort);
     const metrics = metricsPort === undefined ? undefined : { host: args['metrics-host'] ?? '127.0.0.1', port: metricsPort };
+    // Links are made by appending /ui/…: the base loses its trailing slash.
+    const publicUrl = args['public-url'] === undefined ? undefined : urlOption('--public-url', args['public-url']).href.replace(/\/+$/, '');
     const { parseWitnessOptions } = await import('../witness-options.js');
     const witnesses = parseWitnessOptions(args.witness ?? [], args['witness-quorum']);
     const config = readConfig({ ...storeOptionsOf(args), configFile: args.config });
@@ -82,7 +87,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     if (adminKey) print(args, `admin key: ${adminKey}`, { admin_key: adminKey, data_dir: config.dataDir, ledger_id: context.ledgerId });
     let server;
     try {
-      server = await startServer(context, { host: args.host, port: args.port, maxBodyBytes, trustedProxies, metrics, ...limits });
+      server = await startServer(context, { host: args.host, port: args.port, maxBodyBytes, trustedProxies, metrics, publicUrl, ...limits });
     } catch (error) {
       // A port taken: nothing was left listening, and the store is closed too, so the process ends with the error.
       await context.close();
@@ -99,6 +104,10 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     const listening = `gatehouse listening on ${server.url} (store: ${context.store.dialect}, ledger ${context.ledgerId})`;
     print(args, server.metricsUrl ? `${listening}\nmetrics on ${server.metricsUrl} (no key needed)` : listening,
       { url: server.url, store: context.store.dialect, ledger_id: context.ledgerId, metrics_url: server.metricsUrl });
+    if (policies.webhook && publicUrl === undefined && server.listensOnEveryAddress) {
+      // Only with a webhook: the links go out nowhere else, and binding every address is common.
+      process.stderr.write(`gatehouse: warning: webhook links to the approver pages will point to ${server.url}, every address this service listens on, which nobody can open; give --public-url with the URL people reach it at\n`);
+    }
     const stop = async () => {
       await witnessing?.stop();
       await server.close();

@@ -25,10 +25,17 @@ export interface ServeOptions extends HttpOptions {
   port: number;
   /** An unauthenticated listener for `GET /metrics` only (serve --metrics-host/--metrics-port). */
   metrics?: { host: string; port: number };
+  /**
+   * Where people reach the service (serve --public-url, no trailing slash): the base of the
+   * links it sends about itself. Default: where it listens, right only when that is where people reach it.
+   */
+  publicUrl?: string;
 }
 
 export interface RunningServer {
   url: string;
+  /** Listening on 0.0.0.0 or ::, an address no link can point to. */
+  listensOnEveryAddress: boolean;
   /** The unauthenticated metrics listener's URL, when one was asked for. */
   metricsUrl: string | null;
   close(): Promise<void>;
@@ -116,12 +123,13 @@ export async function startServer(context: AppContext, options: ServeOptions): P
   const requestExpiry = context.approvals.startExpirySweeper((err) => background.note('approval expiry failed', (err as Error)?.message ?? String(err)));
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  // Webhook links to the approver page use where the server listens unless something better was set.
-  context.approvals.publicBaseUrl ??= `http://${host}:${address.port}`;
+  // The approver-page links of webhooks.
+  context.approvals.publicBaseUrl = options.publicUrl ?? `http://${host}:${address.port}`;
   // Approval webhooks left in the outbox (by a crash, or by another instance) are delivered from here too.
   context.approvals.webhook.start();
   return {
     url: `http://${host}:${address.port}`,
+    listensOnEveryAddress: address.address === '0.0.0.0' || address.address === '::',
     metricsUrl: metricsListener?.url ?? null,
     /**
      * A graceful stop. The listener closes at once (no new connection). Every request already

@@ -23,6 +23,8 @@ const cases: Array<[string, string[], RegExp]> = [
   ['verify --witness-key followed by another option', ['verify', 'x.ndjson', '--witness-key', '--json'], /--witness-key needs a value/],
   ['verify --min-witnesses with no value', ['verify', 'x.ndjson', '--min-witnesses'], /--min-witnesses needs a value/],
   ['serve --port with no value', ['serve', '--port'], /--port needs a value/],
+  ['serve --public-url that is not a URL', ['serve', '--public-url', 'gh.example.com'], /^gatehouse: --public-url must be an http\(s\) URL, not "gh\.example\.com"\n/],
+  ['serve --public-url with a password', ['serve', '--public-url', 'https://user:pw-1@gh.example.com'], /^gatehouse: --public-url takes no user name or password/],
   ...(['principals list', 'init', 'serve', 'export --out x.ndjson'] as const).map((verb): [string, string[], RegExp] => [
     `${verb.split(' ')[0]} given both --db and --database-url`,
     [...verb.split(' '), '--db', 'x.db', '--database-url', 'postgres://nobody@127.0.0.1:1/none'],
