@@ -123,7 +123,8 @@ export async function startServer(context: AppContext, options: ServeOptions): P
   const requestExpiry = context.approvals.startExpirySweeper((err) => background.note('approval expiry failed', (err as Error)?.message ?? String(err)));
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  // The approver-page links of webhooks.
+  // Where the approver-page links of webhooks point. Where it listens is right only when people
+  // reach it there (one local instance): behind a proxy or on 0.0.0.0 it takes --public-url.
   context.approvals.publicBaseUrl = options.publicUrl ?? `http://${host}:${address.port}`;
   // Approval webhooks left in the outbox (by a crash, or by another instance) are delivered from here too.
   context.approvals.webhook.start();
