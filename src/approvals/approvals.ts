@@ -52,6 +52,10 @@ export class Approvals implements ApprovalGate {
     return this.gate.refuseExpiredGrant(trx, work, operation);
   }
 
+  expireIfRunOut(trx: Db, operation: GatedOperation): Promise<boolean> {
+    return this.gate.expireIfRunOut(trx, operation);
+  }
+
   /**
    * Whether the principal asked for the approval's operation (its first claim, this request, or
    * any later claim call answered with it): `decide` refuses such a principal (self_approval),

@@ -29,10 +29,10 @@ export class Gate implements ApprovalGate {
     const now = this.deps.clock.now();
     const view = () => viewOf(trx, this.deps.ledger, row, now, operation);
     if (row.state === 'denied') return { kind: 'denied', approval: await view() };
-    if (row.state === 'approved' && Number(row.grant_expires_at) > now) {
+    if (inForce(row, now)) {
+      if (row.state === 'pending') return { kind: 'pending', approval: await view() };
       return { kind: 'granted', approval: await view(), grant: JSON.parse(row.grant!) as Grant };
     }
-    if (row.state === 'pending' && Number(row.expires_at) > now) return { kind: 'pending', approval: await view() };
     // The request or the grant ran out before the lease: never a silent pass, always a new request,
     // made by this claim's caller (its approval_requested event records who asked again).
     return { kind: 'renewed', approval: await this.renew(trx, work, row, operation, policy, askedBy.id) };
@@ -40,11 +40,19 @@ export class Gate implements ApprovalGate {
 
   async refuseExpiredGrant(trx: Db, work: UnitOfWork, operation: GatedOperation): Promise<DomainError | null> {
     const row = await this.lockApproval(trx, operation);
-    if (row.state === 'approved' && Number(row.grant_expires_at) > this.deps.clock.now()) return null;
+    if (row.state === 'approved' && inForce(row, this.deps.clock.now())) return null;
     // The holder must not send. In this same transaction the operation goes back to awaiting a
     // new approval (recorded), so the caller commits that and then answers approval_expired.
     await this.renew(trx, work, row, operation, null);
     return new DomainError('approval_expired', 'the grant expired before the write was sent: do not send it; retry the claim to request a new approval', { approval_id: row.id });
+  }
+
+  async expireIfRunOut(trx: Db, operation: GatedOperation): Promise<boolean> {
+    const row = await this.lockApproval(trx, operation);
+    if (row.state === 'denied' || inForce(row, this.deps.clock.now())) return false;
+    // Recorded once: the expiry sweeper (a request) or an earlier claim may have recorded it already.
+    if (row.state !== 'expired') await this.expire(trx, row, operation);
+    return true;
   }
 
   /**
@@ -104,6 +112,13 @@ export class Gate implements ApprovalGate {
     if (!row) throw new InvariantError(`operation ${operation.id} needs approval but has none`);
     return row;
   }
+}
+
+/** A request still open for decisions, or a grant still valid for a lease: what lets an operation go on without asking again. */
+function inForce(row: ApprovalRow, now: number): boolean {
+  if (row.state === 'pending') return Number(row.expires_at) > now;
+  if (row.state === 'approved') return Number(row.grant_expires_at) > now;
+  return false;
 }
 
 /** The operation columns every approval event header carries. */

@@ -44,6 +44,12 @@ export interface ApprovalGate {
    * `approval_expired` refusal is returned for the caller to answer after the commit.
    */
   refuseExpiredGrant(trx: Db, work: UnitOfWork, operation: GatedOperation): Promise<DomainError | null>;
+  /**
+   * Whether the operation (awaiting approval or approved, not leased) can go on only with a new
+   * approval: its request ran out undecided, or its grant ran out. An expiry not recorded yet is
+   * recorded now (the operation then awaits a new approval), as its next claim would record it.
+   */
+  expireIfRunOut(trx: Db, operation: GatedOperation): Promise<boolean>;
 }
 
 /** The operation an approval is about, by its keys. */
