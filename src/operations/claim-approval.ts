@@ -22,6 +22,18 @@ export function gatedOperation(row: OperationRow): GatedOperation {
 }
 
 /**
+ * Whether an operation in the way of a claim can go on only with a new approval: its request ran
+ * out undecided, or its grant ran out before a lease was taken. Such an operation holds its scope
+ * against nobody (scope-holds.ts); its expiry, when not recorded yet, is recorded now. Without an
+ * approvals domain this cannot be told, and the hold stands.
+ */
+export async function approvalRanOut(scope: ClaimScope, row: OperationRow): Promise<boolean> {
+  const gate = scope.deps.approvals;
+  if (!gate || (row.state !== 'awaiting_approval' && row.state !== 'approved')) return false;
+  return gate.expireIfRunOut(scope.trx, gatedOperation(row));
+}
+
+/**
  * A new operation whose policy needs approval: the approvals domain creates the
  * pending request (and records `approval_requested`) in this transaction.
  */

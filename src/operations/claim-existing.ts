@@ -6,6 +6,7 @@ import { expireIfDue } from './transitions.js';
 import { askerOf, type ClaimResult, type ClaimScope } from './claim-types.js';
 import { answerAwaitingApproval } from './claim-approval.js';
 import { leaseCanceled } from './claim-release.js';
+import { retakeScope } from './scope-holds.js';
 
 /**
  * The key was claimed before (docs/retry-contract.md, the claim outcome table): decide from the locked row.
@@ -27,8 +28,12 @@ export async function answerExisting(scope: ClaimScope, locked: OperationRow): P
   }
   switch (row.state) {
     case 'awaiting_approval':
-    case 'approved':
-      return answerAwaitingApproval(scope, row);
+    case 'approved': {
+      // Its approval may have run out and another operation taken its scope over (scope-holds.ts):
+      // it takes the scope back before it asks for a new approval, or it is refused and asks nothing.
+      const busy = row.exclusive_scope === null ? null : await retakeScope(scope, row);
+      return busy ?? answerAwaitingApproval(scope, row);
+    }
     case 'running':
     case 'sent':
     case 'accepted':

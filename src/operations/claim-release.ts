@@ -1,6 +1,6 @@
 import { issueLease } from './lease.js';
 import { operationJson, type OperationRow } from './operation-json.js';
-import { giveBackScope, takeScope } from './scope-holds.js';
+import { retakeScope } from './scope-holds.js';
 import { answerAwaitingApproval } from './claim-approval.js';
 import { applyTransition } from './transitions.js';
 import type { ClaimResult, ClaimScope } from './claim-types.js';
@@ -16,10 +16,8 @@ export async function leaseCanceled(scope: ClaimScope, row: OperationRow): Promi
   const { deps, trx, request, nowMs } = scope;
   if (row.exclusive_scope !== null) {
     // The hold was given back when the operation ended; another operation may have taken it since.
-    await giveBackScope(trx, row.account_id, row.id);
-    const taking = await takeScope({ ...scope, request: { ...request, exclusiveScope: row.exclusive_scope } }, row.id);
-    // Held by an operation with this very key is this operation: taken.
-    if ('refusal' in taking) return taking.refusal;
+    const busy = await retakeScope(scope, row);
+    if (busy) return busy;
   }
   await trx.deleteFrom('operation_reports').where('operation_id', '=', row.id).execute();
   // The old response (a resolve may have stored one) described a write that was not made.
