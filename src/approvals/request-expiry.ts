@@ -7,6 +7,10 @@
  * Several instances may sweep one PostgreSQL database: each request is expired in its own
  * transaction under its row lock, re-checked there, and a request another transaction holds
  * (a claim renewing it, a decision, another sweeper) is skipped and seen again next time.
+ *
+ * The operation's exclusive scope is not given back here: a claim that meets the hold takes it
+ * over (operations/scope-holds.ts). That is the one rule for requests and grants alike, and
+ * grants run out with nothing sweeping them.
  */
 import { InvariantError } from '../core/errors.js';
 import { startPeriodicTask, type PeriodicTask } from '../core/periodic-task.js';
