@@ -13,16 +13,11 @@ import { expireDueRequests, startExpirySweeper } from './request-expiry.js';
 import type { PeriodicTask } from '../core/periodic-task.js';
 import type { WorkScope } from '../store/work-scope.js';
 import { UiSessions } from '../principals/sessions.js';
-import { paramError } from '../operations/query-params.js';
+import { listApprovals, type ApprovalListQuery, type ApprovalPage } from './approval-list.js';
 
 export interface ApprovalsOptions {
   webhook: () => WebhookTarget | null;
   webhookBackoffMs?: number[];
-}
-
-export interface ApprovalPage {
-  items: ApprovalView[];
-  next_cursor: string | null;
 }
 
 /** The approvals domain: the gate the claim calls, decisions, reads, the webhook and the UI sessions. */
@@ -93,39 +88,8 @@ export class Approvals implements ApprovalGate {
     return viewOf(this.deps.store.db, this.deps.ledger, row, this.deps.clock.now());
   }
 
-  /** Oldest first, so the request closest to expiring is on top. The cursor is opaque to callers. */
-  async list(principal: Principal, query: { state?: ApprovalView['state']; accountId?: string; limit: number; cursor?: string }): Promise<ApprovalPage> {
-    requireRole(principal, 'approver', 'admin');
-    const now = this.deps.clock.now();
-    const accountId = principal.roles.includes('admin') ? query.accountId : principal.account_id;
-    let q = this.deps.store.db.selectFrom('approvals').selectAll();
-    if (accountId !== undefined) q = q.where('account_id', '=', accountId);
-    if (query.state === 'pending') q = q.where('state', '=', 'pending').where('expires_at', '>', now);
-    else if (query.state === 'expired') q = q.where((eb) => eb.or([eb('state', '=', 'expired'), eb.and([eb('state', '=', 'pending'), eb('expires_at', '<=', now)])]));
-    else if (query.state) q = q.where('state', '=', query.state);
-    const after = decodeCursor(query.cursor);
-    if (after) q = q.where((eb) => eb.or([eb('requested_at', '>', after.at), eb.and([eb('requested_at', '=', after.at), eb('id', '>', after.id)])]));
-    const rows = await q.orderBy('requested_at').orderBy('id').limit(query.limit + 1).execute();
-    const page = rows.slice(0, query.limit);
-    const items: ApprovalView[] = [];
-    for (const row of page) items.push(await viewOf(this.deps.store.db, this.deps.ledger, row, now));
-    const last = page[page.length - 1];
-    return { items, next_cursor: rows.length > query.limit && last ? encodeCursor(last.requested_at, last.id) : null };
+  /** Oldest first, so the request closest to expiring is on top (approval-list.ts). */
+  list(principal: Principal, query: ApprovalListQuery): Promise<ApprovalPage> {
+    return listApprovals(this.deps, principal, query);
   }
-}
-
-function encodeCursor(at: string, id: string): string {
-  return Buffer.from(JSON.stringify([at, id])).toString('base64url');
-}
-
-/** Untrusted input: a cursor that does not decode is a 400, not a 500. */
-function decodeCursor(cursor: string | undefined): { at: string; id: string } | null {
-  if (!cursor) return null;
-  try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    if (typeof at === 'string' && typeof id === 'string') return { at, id };
-  } catch {
-    // fall through
-  }
-  throw paramError('cursor', 'is not a cursor this server gave out');
 }

@@ -3,16 +3,14 @@
  * These work on a plain record (Koa's `ctx.query`), so the API and the review console's pages
  * parse one query the same way; every refusal is `invalid_request` naming the parameter.
  */
-import { DomainError } from '../core/errors.js';
+import { paramError } from '../core/query-param-error.js';
 import { rfc3339 } from '../core/time.js';
 import { hasNul, NUL_PROBLEM } from '../core/stored-text.js';
 import { ACCOUNT_ID_RULE, isAccountId } from '../principals/accounts.js';
 
 export type RawParams = Record<string, string | string[] | undefined>;
 
-export function paramError(name: string, problem: string): DomainError {
-  return new DomainError('invalid_request', `the query parameter "${name}" ${problem}`, { parameter: name });
-}
+export { paramError };
 
 /** A parameter given at most once, 1-1024 characters; undefined when absent. */
 export function singleParam(raw: RawParams, name: string): string | undefined {
@@ -51,7 +49,7 @@ export function integerParam(raw: RawParams, name: string, range: { fallback: nu
  */
 export function onlyParams(raw: RawParams, names: readonly string[], of = 'this route'): void {
   for (const name of Object.keys(raw)) {
-    if (!names.includes(name)) throw paramError(name, `is not a parameter of ${of} (${names.join(', ')})`);
+    if (!names.includes(name)) throw paramError(name, `is not a parameter of ${of}${names.length > 0 ? ` (${names.join(', ')})` : ', which takes none'}`);
   }
 }
 

@@ -7,10 +7,24 @@
 import { RouteError, validateMethod, validateRoute } from '../core/route.js';
 import { compilePattern, PatternError, type RoutePattern } from '../policies/route-match.js';
 import { OPERATION_STATES, type OperationState } from './states.js';
-import { decodeSearchCursor, type SearchCursor, type SearchFilters, type SearchOrder } from './search-cursor.js';
-
-export type { SearchFilters, SearchOrder } from './search-cursor.js';
+import { decodeListCursor, questionOf, type CursorRules, type ListOrder } from '../core/list-cursor.js';
+import { isAccountId } from '../principals/accounts.js';
 import { accountIdParam, integerParam, onlyParams, paramError, singleParam, timeParam, type RawParams } from './query-params.js';
+
+export type SearchOrder = ListOrder;
+
+/** The filters as a cursor carries them (core/list-cursor.ts): normalised, method upper-cased, times as stored. */
+export type SearchFilters = {
+  agent_run_id?: string;
+  business_key?: string;
+  fingerprint?: string;
+  idempotency_key?: string;
+  method?: string;
+  route?: string;
+  state?: OperationState;
+  since?: string;
+  until?: string;
+};
 
 export interface SearchQuery {
   /** As asked for; the caller's right to read it is checked by the domain. Absent: the caller's own. */
@@ -25,31 +39,42 @@ export interface SearchQuery {
 }
 
 export const FILTER_NAMES = ['agent_run_id', 'business_key', 'fingerprint', 'idempotency_key', 'method', 'route', 'state', 'since', 'until'] as const;
-const PARAM_NAMES = [...FILTER_NAMES, 'account_id', 'order', 'limit', 'cursor'];
+/** Every query parameter of the search: `GET /v1/operations` declares these as the ones it takes. */
+export const SEARCH_PARAM_NAMES: readonly string[] = [...FILTER_NAMES, 'account_id', 'order', 'limit', 'cursor'];
 export const MAX_SEARCH_PAGE = 1000;
 const DEFAULT_PAGE = 100;
 
 const FINGERPRINT = /^[0-9a-f]{64}$/;
 const IDEMPOTENCY_KEY = /^[\x21-\x7E]{1,255}$/;
 
+/** What a search cursor may hold: its filters are read as the parameters are, and none other. */
+const CURSOR_RULES: CursorRules<SearchFilters> = {
+  idPrefix: 'op',
+  isAccountId,
+  filters: (raw) => {
+    onlyParams(raw as RawParams, FILTER_NAMES);
+    return parseFilters(raw as RawParams);
+  },
+};
+
 export function parseSearchParams(raw: RawParams): SearchQuery {
-  onlyParams(raw, PARAM_NAMES, 'this list');
+  onlyParams(raw, SEARCH_PARAM_NAMES, 'this list');
   const filters = parseFilters(raw);
   const accountParam = accountIdParam(raw);
   const orderParam = singleParam(raw, 'order');
   if (orderParam !== undefined && orderParam !== 'asc' && orderParam !== 'desc') throw paramError('order', 'must be asc or desc');
   const limit = integerParam(raw, 'limit', { fallback: DEFAULT_PAGE, min: 1, max: MAX_SEARCH_PAGE });
   const cursorParam = singleParam(raw, 'cursor');
-  const cursor = cursorParam === undefined ? null : recheck(decodeSearchCursor(cursorParam));
-  const merged = cursor ? mergeWithCursor(cursor, filters, accountParam, orderParam) : { filters, accountId: accountParam, order: orderParam ?? 'desc' };
-  if (merged.filters.since !== undefined && merged.filters.until !== undefined && merged.filters.since >= merged.filters.until) {
+  const cursor = cursorParam === undefined ? null : decodeListCursor(cursorParam, CURSOR_RULES);
+  const asked = questionOf(cursor, { account: accountParam, filters, order: orderParam }, 'desc');
+  if (asked.filters.since !== undefined && asked.filters.until !== undefined && asked.filters.since >= asked.filters.until) {
     throw paramError('until', 'must be later than since');
   }
   return {
-    accountId: merged.accountId,
-    filters: merged.filters,
-    routePattern: merged.filters.route !== undefined && isPattern(merged.filters.route) ? compilePattern('GET', merged.filters.route) : null,
-    order: merged.order as SearchOrder,
+    accountId: asked.account ?? undefined,
+    filters: asked.filters,
+    routePattern: asked.filters.route !== undefined && isPattern(asked.filters.route) ? compilePattern('GET', asked.filters.route) : null,
+    order: asked.order,
     limit,
     after: cursor ? { created_at: cursor.at, id: cursor.id } : null,
   };
@@ -112,26 +137,4 @@ function checked(name: string, validate: () => string): string {
     if (error instanceof RouteError) throw paramError(name, error.message);
     throw error;
   }
-}
-
-/** What a cursor carries is checked again like parameters: a crafted one is refused as a bad cursor, never a 500. */
-function recheck(cursor: SearchCursor): SearchCursor {
-  try {
-    return { ...cursor, filters: parseFilters(cursor.filters as RawParams) };
-  } catch {
-    throw paramError('cursor', 'is not a cursor this server gave out');
-  }
-}
-
-/** A cursor carries filters, account and order: the query may repeat them, but not change them. */
-function mergeWithCursor(cursor: SearchCursor, given: SearchFilters, accountId: string | undefined, order: string | undefined) {
-  const names = new Set([...Object.keys(given), ...Object.keys(cursor.filters)]) as Set<keyof SearchFilters>;
-  for (const name of names) {
-    if (given[name] !== undefined && given[name] !== cursor.filters[name]) {
-      throw paramError('cursor', `was made for other filters (${name} differs): start again without a cursor`);
-    }
-  }
-  if (accountId !== undefined && accountId !== cursor.account) throw paramError('cursor', 'was made for another account_id');
-  if (order !== undefined && order !== cursor.order) throw paramError('cursor', 'was made for the other order');
-  return { filters: cursor.filters, accountId: cursor.account ?? undefined, order: cursor.order };
 }

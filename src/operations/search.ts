@@ -9,7 +9,7 @@ import type { RoutePattern } from '../policies/route-match.js';
 import { operationsJson, type OperationJson, type OperationRow } from './operation-json.js';
 import { sweepExpiredLeases } from './sweeper.js';
 import type { OperationDeps } from './claim-types.js';
-import { encodeSearchCursor } from './search-cursor.js';
+import { encodeListCursor } from '../core/list-cursor.js';
 import type { SearchQuery } from './search-params.js';
 
 export interface OperationPage {
@@ -27,7 +27,7 @@ export async function searchOperations(deps: OperationDeps, accountId: string, q
   const items = await operationsJson(deps.store.db, deps.ledger, accountId, page);
   const last = page[page.length - 1];
   const next_cursor = rows.length > query.limit && last
-    ? encodeSearchCursor({ account: accountId, filters: query.filters, order: query.order, at: last.created_at, id: last.id })
+    ? encodeListCursor({ account: accountId, filters: query.filters, order: query.order, at: last.created_at, id: last.id })
     : null;
   return { items, next_cursor };
 }

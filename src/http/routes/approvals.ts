@@ -5,9 +5,8 @@ import { validateDecision } from '../request-schemas.js';
 import { accountIdParam, enumParam, integerParam, onlyParams, stringParam } from '../query.js';
 import { workScopeOf } from '../deadline.js';
 import { newRouter, type RouteModule } from '../route-module.js';
+import { APPROVAL_STATES } from '../../approvals/approval-list.js';
 
-
-const STATES = ['pending', 'approved', 'denied', 'expired'] as const;
 const MAX_PAGE = 200;
 
 /** `/v1/approvals`: approvers of the account and admins read and decide. */
@@ -16,7 +15,7 @@ export function approvalRoutes(deps: Pick<AppContext, 'approvals'>): RouteModule
   router.get('/v1/approvals', async (ctx) => {
     onlyParams(ctx, ['state', 'limit', 'account_id', 'cursor']);
     ctx.body = await deps.approvals.list(principalOf(ctx), {
-      state: enumParam(ctx, 'state', STATES),
+      state: enumParam(ctx, 'state', APPROVAL_STATES),
       limit: integerParam(ctx, 'limit', { fallback: 50, min: 1, max: MAX_PAGE }),
       accountId: accountIdParam(ctx),
       cursor: stringParam(ctx, 'cursor'),
