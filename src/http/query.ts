@@ -46,9 +46,12 @@ export function onlyParams(ctx: Context, names: readonly string[]): void {
 /**
  * Where a page starts: after `cursor` (the previous page's next_cursor, as every list takes it)
  * or, the same position by its own name, after `alias` (`after_seq`, `after_size`); 0 for neither.
+ * Both naming different positions is refused: whichever were read, the other would be ignored.
  */
 export function positionParam(ctx: Context, alias: string): number {
-  const any = { min: 0, max: Number.MAX_SAFE_INTEGER };
-  const cursor = integerParam(ctx, 'cursor', { fallback: -1, ...any });
-  return cursor >= 0 ? cursor : integerParam(ctx, alias, { fallback: 0, ...any });
+  const any = { fallback: 0, min: 0, max: Number.MAX_SAFE_INTEGER };
+  const cursor = ctx.query.cursor === undefined ? undefined : integerParam(ctx, 'cursor', any);
+  const aliased = ctx.query[alias] === undefined ? undefined : integerParam(ctx, alias, any);
+  if (cursor !== undefined && aliased !== undefined && cursor !== aliased) throw paramError('cursor', `and ${alias} name different positions: give one of them`);
+  return cursor ?? aliased ?? 0;
 }

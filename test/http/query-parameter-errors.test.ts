@@ -30,6 +30,9 @@ const AUDITOR_CASES: Array<[string, string, RegExp]> = [
   ['/v1/audit/checkpoints/latest', 'account_id', /^the query parameter "account_id" is required$/],
   ['/v1/audit/checkpoints', 'account_id', /^the query parameter "account_id" is required$/],
   ['/v1/audit/checkpoints?account_id=-x', 'account_id', /^the query parameter "account_id" must be 1-64 characters/],
+  // One position under two names: whichever were read, the other would be silently ignored.
+  [`/v1/audit/events?account_id=${ACCOUNT}&after_seq=1&cursor=3`, 'cursor', /^the query parameter "cursor" and after_seq name different positions/],
+  [`/v1/audit/checkpoints?account_id=${ACCOUNT}&cursor=2&after_size=0`, 'cursor', /^the query parameter "cursor" and after_size name different positions/],
   ['/v1/audit/export?account_id=a%2Fb', 'account_id', /^the query parameter "account_id" must be 1-64 characters/],
   [inclusion(`account_id=${ACCOUNT}&seq=6&tree_size=5`), 'seq', /^the query parameter "seq" must be within 1\.\.5 \(tree_size\), not 6$/],
   [inclusion(`account_id=${ACCOUNT}&seq=0&tree_size=3`), 'seq', /^the query parameter "seq" must be within 1\.\.3/],
@@ -68,6 +71,7 @@ for (const kind of await storeKinds()) {
     // An account id no account can have is refused, not answered with an empty page.
     await check(app.adminKey, '/v1/approvals?account_id=no%20such', 'account_id', /^the query parameter "account_id" must be 1-64 characters/);
     // Still answered when right.
+    t.is((await app.request('GET', `/v1/audit/events?account_id=${ACCOUNT}&after_seq=3&cursor=3`, { key: auditor })).body.items.length, 2);
     t.is((await app.request('GET', inclusion(`account_id=${ACCOUNT}&seq=5&tree_size=5`), { key: auditor })).status, 200);
     t.is((await app.request('GET', consistency(`account_id=${ACCOUNT}&from=0&to=5`), { key: auditor })).status, 200);
   });
