@@ -7,6 +7,7 @@ import { DEFAULT_LIMITS } from './limits.js';
 import { exactPathsFirst } from './exact-paths.js';
 import { routeOfRequest } from './route-label.js';
 import { newRouter, type RouteModule } from './route-module.js';
+import { refuseUndeclaredQueryParameters } from './declared-queries.js';
 
 export interface HttpOptions {
   maxBodyBytes: number;
@@ -25,7 +26,11 @@ export interface HttpOptions {
   maxConnections?: number;
 }
 
-/** The Koa app: errors and timing, admission (load shedding, the body limit, the deadline), authentication, then one router for every module's routes (exact paths looked up first). */
+/**
+ * The Koa app: errors and timing, admission (load shedding, the body limit, the deadline),
+ * authentication, the refusal of query parameters a route does not take, then one router for
+ * every module's routes (exact paths looked up first).
+ */
 export function createApp(context: AppContext, modules: RouteModule[], options: HttpOptions): Koa {
   const app = new Koa();
   const trustedProxies = options.trustedProxies ?? 0;
@@ -49,6 +54,7 @@ export function createApp(context: AppContext, modules: RouteModule[], options: 
     maxBodyBytes: options.maxBodyBytes,
   }));
   app.use(authMiddleware(context.principals, modules.flatMap((m) => m.publicPaths ?? []), routeOf));
+  app.use(refuseUndeclaredQueryParameters(routes, new Map(modules.flatMap((m) => Object.entries(m.queries ?? {})))));
   app.use(exactPathsFirst(routes));
   app.use(routes.allowedMethods());
   for (const module of modules) if (module.fallback) app.use(module.fallback);

@@ -1,9 +1,10 @@
 import type { Context } from 'koa';
-import { accountIdParam as rawAccountIdParam, integerParam as rawIntegerParam, onlyParams as rawOnlyParams, paramError, required, singleParam } from '../operations/query-params.js';
+import { accountIdParam as rawAccountIdParam, integerParam as rawIntegerParam, paramError, required, singleParam } from '../operations/query-params.js';
 
 // Query parameters are untrusted input like bodies: each read once, checked, then typed. The
 // reading itself is operations/query-params.ts's, shared with search and the review pages;
-// these read it from a request.
+// these read it from a request. Parameters a route does not take never reach it: they are
+// refused before it runs, from what its module declares (declared-queries.ts).
 
 /** A parameter given at most once, 1–1024 characters; undefined when absent. */
 export function stringParam(ctx: Context, name: string): string | undefined {
@@ -36,11 +37,6 @@ export function enumParam<T extends string>(ctx: Context, name: string, values: 
   const raw = stringParam(ctx, name);
   if (raw !== undefined && !(values as readonly string[]).includes(raw)) throw paramError(name, `must be one of ${values.join(', ')}`);
   return raw as T | undefined;
-}
-
-/** Refuses a parameter the route does not take (operations/query-params.ts). */
-export function onlyParams(ctx: Context, names: readonly string[]): void {
-  rawOnlyParams(ctx.query, names);
 }
 
 /**

@@ -6,8 +6,9 @@ import { routeModules } from '../../src/http/server.js';
 import { REQUEST_SCHEMAS } from '../../src/http/request-schemas.js';
 import { servedOpenapi } from '../../src/http/routes/openapi.js';
 import { startTestApp } from '../helpers/app.js';
+import { ANY_QUERY, type QueryDeclaration } from '../../src/http/declared-queries.js';
 
-type Operation = { requestBody?: { content: Record<string, { schema: { $ref?: string } }> } };
+type Operation = { requestBody?: { content: Record<string, { schema: { $ref?: string } }> }; parameters?: Array<{ in?: string; name?: string }> };
 const documented = openapi.paths as Record<string, Record<string, Operation>>;
 const components = openapi.components.schemas as Record<string, { $ref?: string }>;
 
@@ -21,13 +22,15 @@ async function servedRoutes(t: Parameters<typeof startTestApp>[0]) {
   const app = await startTestApp(t, 'sqlite');
   const routes: Array<{ method: string; path: string }> = [];
   const bodies = new Map<string, string>();
+  const queries = new Map<string, QueryDeclaration>();
   for (const module of routeModules(app.context)) {
     for (const layer of (module.router as Router).stack) {
       for (const method of layer.methods.filter((m) => m !== 'HEAD')) routes.push({ method, path: String(layer.path) });
     }
     for (const [route, validator] of Object.entries(module.bodies ?? {})) bodies.set(route, validator.schemaId);
+    for (const [route, declared] of Object.entries(module.queries ?? {})) queries.set(route, declared);
   }
-  return { routes, bodies };
+  return { routes, bodies, queries };
 }
 
 /** The file schema/openapi.json names for a route's JSON body: `#/components/schemas/X` whose X is `{"$ref": "requests/<id>.json"}`. */
@@ -59,6 +62,19 @@ test('each JSON request body is validated with the schema the OpenAPI document r
   const files = fs.readdirSync(new URL('../../schema/requests/', import.meta.url)).map((f) => f.replace(/\.json$/, '')).sort();
   t.deepEqual(Object.keys(REQUEST_SCHEMAS).sort(), files);
   t.deepEqual([...new Set(bodies.values())].sort(), files);
+});
+
+test('each /v1/ route takes exactly the query parameters the OpenAPI document lists for it', async (t) => {
+  const { routes, queries } = await servedRoutes(t);
+  for (const { method, path } of routes.filter((r) => r.path.startsWith('/v1/'))) {
+    const route = `${method} ${path}`;
+    const declared = queries.get(route) ?? [];
+    const listed = (documented[toOpenApiPath(path)]?.[method.toLowerCase()]?.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
+    // A route that reads no query and may be sent any (the health check) documents none.
+    t.deepEqual(declared === ANY_QUERY ? [] : [...declared].sort(), listed.sort(), route);
+  }
+  const served = new Set(routes.map((r) => `${r.method} ${r.path}`));
+  t.deepEqual([...queries.keys()].filter((r) => !served.has(r) || !r.includes(' /v1/')), [], 'a query declaration names a route no router serves, or one outside /v1/');
 });
 
 test('the document states no request body itself: its request components all refer to schema/requests', (t) => {

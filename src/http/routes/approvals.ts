@@ -2,7 +2,7 @@ import type { AppContext } from '../../context.js';
 import { principalOf } from '../auth.js';
 import { readJsonBody } from '../body.js';
 import { validateDecision } from '../request-schemas.js';
-import { accountIdParam, enumParam, integerParam, onlyParams, stringParam } from '../query.js';
+import { accountIdParam, enumParam, integerParam, stringParam } from '../query.js';
 import { workScopeOf } from '../deadline.js';
 import { newRouter, type RouteModule } from '../route-module.js';
 import { APPROVAL_STATES } from '../../approvals/approval-list.js';
@@ -13,7 +13,6 @@ const MAX_PAGE = 200;
 export function approvalRoutes(deps: Pick<AppContext, 'approvals'>): RouteModule {
   const router = newRouter();
   router.get('/v1/approvals', async (ctx) => {
-    onlyParams(ctx, ['state', 'limit', 'account_id', 'cursor']);
     ctx.body = await deps.approvals.list(principalOf(ctx), {
       state: enumParam(ctx, 'state', APPROVAL_STATES),
       limit: integerParam(ctx, 'limit', { fallback: 50, min: 1, max: MAX_PAGE }),
@@ -29,5 +28,9 @@ export function approvalRoutes(deps: Pick<AppContext, 'approvals'>): RouteModule
     const body = validateDecision(await readJsonBody(ctx, ctx.state.maxBodyBytes));
     ctx.body = { approval: await deps.approvals.decide(principal, ctx.params.id!, body, workScopeOf(ctx)) };
   });
-  return { router, bodies: { 'POST /v1/approvals/:id/decisions': validateDecision } };
+  return {
+    router,
+    bodies: { 'POST /v1/approvals/:id/decisions': validateDecision },
+    queries: { 'GET /v1/approvals': ['state', 'account_id', 'limit', 'cursor'] },
+  };
 }

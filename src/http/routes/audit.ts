@@ -5,7 +5,7 @@ import { DomainError } from '../../core/errors.js';
 import { newRouter, type RouteModule } from '../route-module.js';
 import { readJsonBody } from '../body.js';
 import { validateCheckpointRequest } from '../request-schemas.js';
-import { accountIdParam, integerParam, onlyParams, positionParam, requiredAccountIdParam } from '../query.js';
+import { accountIdParam, integerParam, positionParam, requiredAccountIdParam } from '../query.js';
 import { requireRole } from '../../principals/roles.js';
 import { validateAccountId } from '../../principals/accounts.js';
 import { rfc3339 } from '../../core/time.js';
@@ -26,7 +26,6 @@ export function ledgerRoutes(deps: Pick<AppContext, 'store' | 'ledger' | 'clock'
 
   router.get('/v1/audit/events', async (ctx) => {
     requireRole(principalOf(ctx), 'auditor', 'admin');
-    onlyParams(ctx, ['account_id', 'after_seq', 'cursor', 'limit']);
     const accountId = requiredAccountIdParam(ctx);
     const afterSeq = positionParam(ctx, 'after_seq');
     const limit = integerParam(ctx, 'limit', { fallback: 100, min: 1, max: MAX_PAGE });
@@ -35,7 +34,6 @@ export function ledgerRoutes(deps: Pick<AppContext, 'store' | 'ledger' | 'clock'
 
   router.get('/v1/audit/checkpoints/latest', async (ctx) => {
     requireRole(principalOf(ctx), 'auditor', 'admin');
-    onlyParams(ctx, ['account_id']);
     const accountId = requiredAccountIdParam(ctx);
     const checkpoint = await deps.ledger.latestCheckpoint(accountId);
     if (!checkpoint) throw new DomainError('not_found', `no checkpoint yet for account ${accountId}`);
@@ -51,7 +49,6 @@ export function ledgerRoutes(deps: Pick<AppContext, 'store' | 'ledger' | 'clock'
 
   router.get('/v1/audit/export', async (ctx) => {
     requireRole(principalOf(ctx), 'auditor', 'admin');
-    onlyParams(ctx, ['account_id']);
     const accountId = accountIdParam(ctx) ?? null;
     ctx.type = 'application/x-ndjson';
     ctx.body = Readable.from(exportLines(deps.store.db, {
@@ -59,6 +56,15 @@ export function ledgerRoutes(deps: Pick<AppContext, 'store' | 'ledger' | 'clock'
     }));
   });
 
-  return { router, publicPaths: ['/v1/keys'], bodies: { 'POST /v1/audit/checkpoints': validateCheckpointRequest } };
+  return {
+    router,
+    publicPaths: ['/v1/keys'],
+    bodies: { 'POST /v1/audit/checkpoints': validateCheckpointRequest },
+    queries: {
+      'GET /v1/audit/events': ['account_id', 'after_seq', 'cursor', 'limit'],
+      'GET /v1/audit/checkpoints/latest': ['account_id'],
+      'GET /v1/audit/export': ['account_id'],
+    },
+  };
 }
 

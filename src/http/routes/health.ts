@@ -4,6 +4,7 @@ import { RateLimitedLog } from '../../core/rate-limited-log.js';
 import { probeWritable } from '../../store/health-probe.js';
 import { newRouter, type RouteModule } from '../route-module.js';
 import { RETRY_AFTER_SECONDS } from '../error-status.js';
+import { ANY_QUERY } from '../declared-queries.js';
 
 /**
  * A health check answers at once, not when the store's own timeouts give up: a probe that has
@@ -39,5 +40,5 @@ export function healthRoutes(deps: Pick<AppContext, 'store' | 'clock' | 'logger'
       clearTimeout(timer);
     }
   });
-  return { router, publicPaths: ['/v1/healthz'] };
+  return { router, publicPaths: ['/v1/healthz'], queries: { 'GET /v1/healthz': ANY_QUERY } };
 }

@@ -10,7 +10,7 @@ import { parseIdempotencyKey } from '../../operations/claim-request.js';
 import type { ClaimAnswer, ClaimOutcome } from '../../operations/claim-types.js';
 import { normalizeReport } from '../../operations/report-types.js';
 import { workScopeOf } from '../deadline.js';
-import { parseSearchParams } from '../../operations/search-params.js';
+import { parseSearchParams, SEARCH_PARAM_NAMES } from '../../operations/search-params.js';
 
 /** The status of each claim outcome (docs/retry-contract.md, the claim outcome table). */
 const OUTCOME_STATUS: Record<ClaimOutcome, number> = {
@@ -67,6 +67,7 @@ export function operationRoutes(deps: Pick<AppContext, 'operations' | 'metrics'>
   return {
     router,
     bodies: { 'POST /v1/operations': validateClaim, 'POST /v1/operations/:id/events': validateReport, 'POST /v1/operations/:id/resolve': validateResolve },
+    queries: { 'GET /v1/operations': SEARCH_PARAM_NAMES },
   };
 }
 

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.js';
 import { principalOf } from '../auth.js';
-import { integerParam, onlyParams, positionParam, requiredAccountIdParam, requiredIntegerParam } from '../query.js';
+import { integerParam, positionParam, requiredAccountIdParam, requiredIntegerParam } from '../query.js';
 import { newRouter, type RouteModule } from '../route-module.js';
 import { paramError } from '../../operations/query-params.js';
 import { requireRole } from '../../principals/roles.js';
@@ -16,7 +16,6 @@ export function proofRoutes(context: Pick<AppContext, 'store'>): RouteModule {
 
   router.get('/v1/audit/proofs/inclusion', async (ctx) => {
     requireRole(principalOf(ctx), 'auditor', 'admin');
-    onlyParams(ctx, ['account_id', 'seq', 'tree_size']);
     const accountId = requiredAccountIdParam(ctx);
     const seq = requiredIntegerParam(ctx, 'seq', ANY_SIZE);
     const treeSize = requiredIntegerParam(ctx, 'tree_size', ANY_SIZE);
@@ -26,7 +25,6 @@ export function proofRoutes(context: Pick<AppContext, 'store'>): RouteModule {
 
   router.get('/v1/audit/proofs/consistency', async (ctx) => {
     requireRole(principalOf(ctx), 'auditor', 'admin');
-    onlyParams(ctx, ['account_id', 'from', 'to']);
     const accountId = requiredAccountIdParam(ctx);
     const from = requiredIntegerParam(ctx, 'from', ANY_SIZE);
     const to = requiredIntegerParam(ctx, 'to', ANY_SIZE);
@@ -35,7 +33,6 @@ export function proofRoutes(context: Pick<AppContext, 'store'>): RouteModule {
 
   router.get('/v1/audit/checkpoints', async (ctx) => {
     requireRole(principalOf(ctx), 'auditor', 'admin');
-    onlyParams(ctx, ['account_id', 'after_size', 'cursor', 'limit']);
     const accountId = requiredAccountIdParam(ctx);
     const afterSize = positionParam(ctx, 'after_size');
     const limit = integerParam(ctx, 'limit', { fallback: 100, min: 1, max: MAX_PAGE });
@@ -48,5 +45,12 @@ export function proofRoutes(context: Pick<AppContext, 'store'>): RouteModule {
     };
   });
 
-  return { router };
+  return {
+    router,
+    queries: {
+      'GET /v1/audit/proofs/inclusion': ['account_id', 'seq', 'tree_size'],
+      'GET /v1/audit/proofs/consistency': ['account_id', 'from', 'to'],
+      'GET /v1/audit/checkpoints': ['account_id', 'after_size', 'cursor', 'limit'],
+    },
+  };
 }
