@@ -28,11 +28,20 @@ export const NO_NUL_PATTERN = '^[^\\u0000]*$';
 function describe(errors: ErrorObject[]): string {
   const error = errors[0];
   if (!error) return 'the request body is not valid';
-  if (error.keyword === 'required') return `the member "${(error.params as { missingProperty: string }).missingProperty}" is required`;
+  // A missing or unknown member is reported on the object that holds it: named from the body
+  // down ("summary.foo", "response.status"), as an error on a member's own value is.
+  if (error.keyword === 'required') return `the member "${memberAt(error.instancePath, (error.params as { missingProperty: string }).missingProperty)}" is required`;
   if (error.keyword === 'additionalProperties') {
-    return `the member "${(error.params as { additionalProperty: string }).additionalProperty}" is not allowed here`;
+    return `the member "${memberAt(error.instancePath, (error.params as { additionalProperty: string }).additionalProperty)}" is not allowed here`;
   }
-  const member = error.instancePath ? error.instancePath.slice(1).replaceAll('/', '.') : 'body';
+  const member = memberAt(error.instancePath);
   if (error.keyword === 'pattern' && (error.params as { pattern: string }).pattern === NO_NUL_PATTERN) return `the member "${member}" ${NUL_PROBLEM}`;
   return `the member "${member}" ${error.message ?? 'is not valid'}`;
+}
+
+/** Ajv's JSON Pointer (`/summary/target`) as member names joined by dots, `child` appended; "body" for the body itself. */
+function memberAt(instancePath: string, child?: string): string {
+  const names = instancePath.split('/').slice(1).map((name) => name.replaceAll('~1', '/').replaceAll('~0', '~'));
+  if (child !== undefined) names.push(child);
+  return names.length > 0 ? names.join('.') : 'body';
 }
