@@ -7,7 +7,7 @@ import { DEFAULT_LIMITS } from './limits.js';
 import { exactPathsFirst } from './exact-paths.js';
 import { routeOfRequest } from './route-label.js';
 import { newRouter, type RouteModule } from './route-module.js';
-import { refuseUndeclaredQueryParameters } from './declared-queries.js';
+import { undeclaredQueryCheck } from './declared-queries.js';
 
 export interface HttpOptions {
   maxBodyBytes: number;
@@ -54,8 +54,7 @@ export function createApp(context: AppContext, modules: RouteModule[], options: 
     maxBodyBytes: options.maxBodyBytes,
   }));
   app.use(authMiddleware(context.principals, modules.flatMap((m) => m.publicPaths ?? []), routeOf));
-  app.use(refuseUndeclaredQueryParameters(routes, new Map(modules.flatMap((m) => Object.entries(m.queries ?? {})))));
-  app.use(exactPathsFirst(routes));
+  app.use(exactPathsFirst(routes, undeclaredQueryCheck(routes, new Map(modules.flatMap((m) => Object.entries(m.queries ?? {}))))));
   app.use(routes.allowedMethods());
   for (const module of modules) if (module.fallback) app.use(module.fallback);
   return app;

@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import type { Middleware } from 'koa';
+import type { Context } from 'koa';
 import { onlyParams } from '../operations/query-params.js';
 
 /**
@@ -24,17 +24,19 @@ const NONE: readonly string[] = [];
  * A request whose path or method no route has is passed on untouched, to be answered 404 or 405
  * as without a query. The pages under /ui/ (their forms, `?format=json`) and /metrics are not the
  * JSON API and read their queries themselves.
+ *
+ * A check the router's dispatch makes (exact-paths.ts), not a Koa layer of its own: each layer
+ * costs every request a few microseconds (BENCHMARKS.md), and this one would have for nothing.
  */
-export function refuseUndeclaredQueryParameters(router: Router, declarations: ReadonlyMap<string, QueryDeclaration>): Middleware {
-  return (ctx, next) => {
+export function undeclaredQueryCheck(router: Router, declarations: ReadonlyMap<string, QueryDeclaration>): (ctx: Context) => void {
+  return (ctx) => {
     // Nearly every request, every claim among them, has no query: this comparison is all it pays.
-    if (ctx.querystring === '' || !ctx.path.startsWith('/v1/')) return next();
+    if (ctx.querystring === '' || !ctx.path.startsWith('/v1/')) return;
     // HEAD is answered by the GET route of the path (the router's own rule).
     const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
     const route = router.match(ctx.path, method).pathAndMethod.find((layer) => layer.methods.length > 0);
-    if (!route) return next();
+    if (!route) return;
     const declared = declarations.get(`${method} ${String(route.path)}`) ?? NONE;
     if (declared !== ANY_QUERY) onlyParams(ctx.query, declared);
-    return next();
   };
 }

@@ -20,7 +20,7 @@ async function serve(t: ExecutionContext): Promise<string> {
     ctx.status = 201;
   });
   const app = new Koa();
-  app.use(exactPathsFirst(router));
+  app.use(exactPathsFirst(router, () => {}));
   app.use(router.allowedMethods());
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
