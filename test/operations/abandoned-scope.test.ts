@@ -1,7 +1,7 @@
 // An operation that can go on only with a new approval (its request ran out undecided, or its
 // grant before a lease was taken) holds its exclusive scope against nobody: the next claim on
 // the scope takes it over, and the abandoned operation's own retry must then wait its turn.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { storeKinds } from '../helpers/stores.js';
 import { ACCOUNT, newKey, startApprovalApp, type ApprovalApp } from '../approvals/approval-app.js';
 import { eventTypes, report } from './claims.js';
@@ -15,6 +15,15 @@ const POLICIES = {
 };
 const deploy = (version: string) => ({ method: 'POST', route: '/deploys', command: { environment: 'prod', version } });
 const hotfix = (version: string) => ({ method: 'POST', route: '/hotfixes', command: { environment: 'prod', version } });
+
+/** A deploy claimed under key k1 and approved, whose grant then ran out with no lease taken. */
+async function grantRunOut(t: ExecutionContext, app: ApprovalApp): Promise<{ k1: string; abandonedId: string }> {
+  const k1 = newKey();
+  const abandoned = await app.claim(k1, deploy('v1'));
+  t.is((await app.decide(abandoned.body.approval.id, 'approve', abandoned.body.operation.fingerprint)).status, 200);
+  app.clock.advance(31);
+  return { k1, abandonedId: abandoned.body.operation.id };
+}
 
 async function approvalsOf(app: ApprovalApp, operationId: string): Promise<string[]> {
   const rows = await app.context.store.db.selectFrom('approvals').select('state')
@@ -66,11 +75,7 @@ for (const kind of await storeKinds()) {
 
   test(`[${kind}] a grant that ran out before a lease frees the scope: another key takes it, the approved operation's retry gets scope_busy`, async (t) => {
     const app = await startApprovalApp(t, kind, POLICIES);
-    const k1 = newKey();
-    const abandoned = await app.claim(k1, deploy('v1'));
-    const abandonedId = abandoned.body.operation.id;
-    t.is((await app.decide(abandoned.body.approval.id, 'approve', abandoned.body.operation.fingerprint)).status, 200);
-    app.clock.advance(31);
+    const { k1, abandonedId } = await grantRunOut(t, app);
 
     const hot = await app.claim(newKey(), hotfix('v2'));
     t.is(hot.status, 201, hot.text);
@@ -129,11 +134,7 @@ for (const kind of await storeKinds()) {
 
   test(`[${kind}] concurrent claims racing for one abandoned scope, its own retry among them: exactly one takes it, the others get scope_busy naming it`, async (t) => {
     const app = await startApprovalApp(t, kind, POLICIES);
-    const k1 = newKey();
-    const abandoned = await app.claim(k1, deploy('v1'));
-    const abandonedId = abandoned.body.operation.id;
-    t.is((await app.decide(abandoned.body.approval.id, 'approve', abandoned.body.operation.fingerprint)).status, 200);
-    app.clock.advance(31);
+    const { k1, abandonedId } = await grantRunOut(t, app);
 
     const others = Array.from({ length: 12 }, (_, i) => () => app.claim(newKey(), i % 2 ? hotfix(`v${i}`) : deploy(`v${i}`)));
     const answers = await Promise.all([...others.slice(0, 6), () => app.claim(k1, deploy('v1')), ...others.slice(6)].map((claim) => claim()));
