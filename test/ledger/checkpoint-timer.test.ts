@@ -5,6 +5,16 @@ import { storeKinds } from '../helpers/stores.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Waits until `done()` (checked every 10 ms), for at most 10 s: what the tests count must have
+ * happened, however slowly a loaded machine runs the timers (a fixed 100 ms sleep was not enough
+ * in a CI run with every other test file working at once).
+ */
+async function until(done: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!done() && Date.now() < deadline) await sleep(10);
+}
+
 const kinds = await storeKinds();
 
 test('a periodic pass slower than its interval is never run twice at once, and stop waits for it', async (t) => {
@@ -17,7 +27,7 @@ test('a periodic pass slower than its interval is never run twice at once, and s
     running--;
     finished++;
   }, (error) => t.fail(String(error)), 10);
-  await sleep(300);
+  await until(() => finished >= 2 && running === 1);
   await task.stop();
   t.is(most, 1, 'one pass at a time');
   t.true(finished >= 2, `${finished} passes ran`);
@@ -30,7 +40,7 @@ test('a periodic pass that fails goes to onError and the next tick still runs', 
   const task = startPeriodicTask(async () => {
     if (++calls === 1) throw new Error('first pass fails');
   }, (error) => errors.push(error), 10);
-  await sleep(100);
+  await until(() => calls >= 2);
   await task.stop();
   t.is(errors.length, 1);
   t.true(calls >= 2, `${calls} passes`);
