@@ -112,7 +112,8 @@ test('prove refuses an event beyond the log and a checkpoint this ledger did not
   t.is(beyond.code, 2);
   t.regex(beyond.stderr, /has 35 events/);
   const forged = ledger.file('forged.json');
-  fs.writeFileSync(forged, JSON.stringify({ note: `gatehouse/x/${ACCOUNT}\n30\n${Buffer.alloc(32).toString('base64')}\n\n\u2014 gatehouse/x AAAA\n` }));
+  // Well formed (a key hash and a signature's worth of bytes), so it is judged against the ledger, not refused as no note at all.
+  fs.writeFileSync(forged, JSON.stringify({ note: `gatehouse/x/${ACCOUNT}\n30\n${Buffer.alloc(32).toString('base64')}\n\n\u2014 gatehouse/x ${Buffer.alloc(68).toString('base64')}\n` }));
   const r = await runCli(['prove', ...ledger.store.cliArgs, '--account', ACCOUNT, '--seq', '3', '--checkpoint', forged, '--out', ledger.file('y.json')]);
   t.is(r.code, 2);
   t.regex(r.stderr, /not one this ledger signed/);
