@@ -4,12 +4,13 @@
  * when none covers it yet, or one the auditor saved) with its witness cosignatures, and the
  * inclusion proof up to that checkpoint's root.
  */
+import type { VerifierCheckpoint } from '../core/checkpoint-trust.js';
 import { EVIDENCE_FORMAT } from '../core/evidence.js';
 import { DomainError } from '../core/errors.js';
 import { type CosignedCheckpoint, withCosignaturesOne } from './cosignatures.js';
 import { type ExportedEvent, toExportedEvent } from './export.js';
 import { type InclusionProofJson, inclusionProofOf, logSize } from './proofs.js';
-import { type SavedCheckpoint, storedCheckpointFor } from './saved-checkpoint.js';
+import { storedCheckpointFor } from './saved-checkpoint.js';
 import type { Ledger } from './ledger.js';
 import type { Db } from '../store/store.js';
 
@@ -31,7 +32,7 @@ export interface EvidenceSource {
   publicKeys(): unknown[];
 }
 
-export async function buildEvidence(context: EvidenceSource, accountId: string, seq: number, given: SavedCheckpoint | null): Promise<EvidenceFile> {
+export async function buildEvidence(context: EvidenceSource, accountId: string, seq: number, given: VerifierCheckpoint | null): Promise<EvidenceFile> {
   const db = context.store.db;
   const size = await logSize(db, accountId);
   if (seq > size) throw new DomainError('invalid_request', `account ${accountId} has ${size} events, so there is no event ${seq}`);

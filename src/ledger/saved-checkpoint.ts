@@ -6,22 +6,15 @@
  * rather than silently proving against the stored checkpoint of that size: whoever holds the
  * altered file would otherwise believe it was accepted.
  */
+import type { VerifierCheckpoint } from '../core/checkpoint-trust.js';
 import type { Checkpoint } from '../core/wire.js';
 import { DomainError } from '../core/errors.js';
 import { checkpointOrigin } from '../core/log-keys.js';
 import { splitNote } from '../core/note.js';
 import type { Db } from '../store/store.js';
 
-/** A saved checkpoint as read from its file: the note, and the JSON members beside it when it was JSON. */
-export interface SavedCheckpoint {
-  note: string;
-  account_id?: unknown;
-  tree_size?: unknown;
-  root_hash?: unknown;
-}
-
 /** The stored checkpoint the saved one is; throws invalid_request naming the first difference. */
-export async function storedCheckpointFor(db: Db, ledgerId: string, accountId: string, saved: SavedCheckpoint): Promise<Checkpoint> {
+export async function storedCheckpointFor(db: Db, ledgerId: string, accountId: string, saved: VerifierCheckpoint): Promise<Checkpoint> {
   const refuse = (why: string): never => {
     throw new DomainError('invalid_request', `the given checkpoint is not one this ledger signed for account ${accountId}: ${why}`);
   };

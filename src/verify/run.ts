@@ -9,7 +9,7 @@ import { type AccountVerdict, ChainVerifier } from '../core/chain-verifier.js';
 import { type VerifierCheckpoint, claimedSize } from '../core/checkpoint-trust.js';
 import type { NoteVerifierKey } from '../core/signing-key.js';
 import type { VerifierEvent } from '../core/verifier-event.js';
-import type { GivenCheckpoint } from './given-checkpoints.js';
+import type { SavedCheckpointFile } from './saved-checkpoint-file.js';
 import { largestSignedSize, unsignedTailWarning } from './unsigned-tail.js';
 import { type WitnessPolicy, witnessShortfall } from './witness-policy.js';
 
@@ -29,7 +29,7 @@ export interface RunOptions {
   trustedKeys: NoteVerifierKey[];
   ledgerId: string | null;
   masterKey?: MasterKey;
-  given: GivenCheckpoint[];
+  given: SavedCheckpointFile[];
   /** Called now and then with the number of events checked so far (never per event). */
   onProgress?: (events: number) => void;
   /** `--witness-key … --min-witnesses N`: cosignatures the newest checkpoint must carry. */

@@ -11,7 +11,7 @@ import { VerifyInputError } from './errors.js';
 import type { ParallelSettings } from '../config/verify-tuning.js';
 import { defaultDataDir } from '../config/config.js';
 import { ExportLedgerReader } from './export-reader.js';
-import { type GivenCheckpoint, readGivenCheckpoint } from './given-checkpoints.js';
+import { type SavedCheckpointFile, SavedCheckpointFileError, readSavedCheckpointFile } from './saved-checkpoint-file.js';
 import { readKeyFile } from './key-file.js';
 import { createProgress } from './progress.js';
 import { type VerifyReport, buildReport } from './report.js';
@@ -95,6 +95,15 @@ export async function verifyLedger(options: VerifyOptions): Promise<VerifyReport
   }
 }
 
+/** To verify, a file that is no saved checkpoint is input it cannot read (exit 2), like a bad key file. */
+function readGivenCheckpoint(file: string): SavedCheckpointFile {
+  try {
+    return readSavedCheckpointFile(file);
+  } catch (error) {
+    throw error instanceof SavedCheckpointFileError ? new VerifyInputError(error.message) : error;
+  }
+}
+
 /**
  * A master key that is not the ledger's (its check value differs from the one the database
  * recorded) is a mistake in the command, not evidence: without this every account's data key
@@ -110,7 +119,7 @@ function refuseAnotherMasterKey(file: string, masterKey: Uint8Array, recorded: s
 }
 
 function newRun(
-  options: VerifyOptions, ledgerId: string | null, trustedKeys: NoteVerifierKey[], given: GivenCheckpoint[],
+  options: VerifyOptions, ledgerId: string | null, trustedKeys: NoteVerifierKey[], given: SavedCheckpointFile[],
   masterKey: MasterKey | undefined, total: number,
 ) {
   const progress = createProgress(options.progressTo, total);

@@ -112,7 +112,8 @@ test('prove refuses an event beyond the log and a checkpoint this ledger did not
   t.is(beyond.code, 2);
   t.regex(beyond.stderr, /has 35 events/);
   const forged = ledger.file('forged.json');
-  fs.writeFileSync(forged, JSON.stringify({ note: `gatehouse/x/${ACCOUNT}\n30\n${Buffer.alloc(32).toString('base64')}\n\n\u2014 gatehouse/x AAAA\n` }));
+  // Well formed (a key hash and a signature's worth of bytes), so it is judged against the ledger, not refused as no note at all.
+  fs.writeFileSync(forged, JSON.stringify({ note: `gatehouse/x/${ACCOUNT}\n30\n${Buffer.alloc(32).toString('base64')}\n\n\u2014 gatehouse/x ${Buffer.alloc(68).toString('base64')}\n` }));
   const r = await runCli(['prove', ...ledger.store.cliArgs, '--account', ACCOUNT, '--seq', '3', '--checkpoint', forged, '--out', ledger.file('y.json')]);
   t.is(r.code, 2);
   t.regex(r.stderr, /not one this ledger signed/);
@@ -265,4 +266,30 @@ test('prove reads a saved --checkpoint JSON strictly: a repeated tree_size or in
   t.false(badUtf8.made);
   const exact = await prove(saved, 'exact');
   t.is(exact.code, 0, exact.stderr);
+});
+
+test('prove refuses a --checkpoint file that is no saved checkpoint as a usage error (exit 2), in the words verify uses', async (t) => {
+  const { ledger, file } = await withEvidence(t);
+  const saved = JSON.parse(fs.readFileSync(file, 'utf8')).checkpoint;
+  const prove = async (content: string | null, name: string) => {
+    const given = ledger.file(`${name}.json`);
+    if (content !== null) fs.writeFileSync(given, content);
+    const out = ledger.file(`${name}-evidence.json`);
+    const r = await runCli(['prove', ...ledger.store.cliArgs, '--account', ACCOUNT, '--seq', '5', '--checkpoint', given, '--out', out]);
+    return { ...r, given, made: fs.existsSync(out) };
+  };
+  // The one reader's refusals (test/verify/saved-checkpoint-file.test.ts), each before the ledger is asked.
+  const cases: Array<[string, string | null, string]> = [
+    ['no such file', null, 'cannot read --checkpoint FILE: ENOENT'],
+    ['no note', JSON.stringify({ ...saved, note: undefined }), '--checkpoint FILE has no "note" string (expected a checkpoint as GET /v1/audit/checkpoints/latest returns it)'],
+    ['tree_size as text', JSON.stringify({ ...saved, tree_size: String(saved.tree_size) }), '--checkpoint FILE: tree_size is not a number'],
+    ['a garbled signature line', saved.note.replace('\n\u2014 ', '\nsigned by '), '--checkpoint FILE is not a signed checkpoint note: signature line does not start with "\u2014 "'],
+    ['the note\'s last newline cut off', saved.note.slice(0, -1), '--checkpoint FILE is not a signed checkpoint note: signature block must end with a newline'],
+  ];
+  for (const [what, content, message] of cases) {
+    const r = await prove(content, what.replace(/\W+/g, '-'));
+    t.is(r.code, 2, `${what}: ${r.stdout}${r.stderr}`);
+    t.is(r.stderr, `gatehouse: ${message.replace('FILE', r.given)}\n`, what);
+    t.false(r.made, `${what}: no evidence file`);
+  }
 });

@@ -7,7 +7,7 @@ import { type DataKey, NO_DATA_KEY, payloadOpener, unwrapForFastPath, withSodium
 import { checkEventRow, checkEventRowHexPayload, checkEventRowOfAccountHexPayload } from '../../src/core/event-hash.js';
 import { sha256Hex } from '../../src/core/hash.js';
 import type { VerifierCheckpoint } from '../../src/core/checkpoint-trust.js';
-import { readGivenCheckpoint } from '../../src/verify/given-checkpoints.js';
+import { readSavedCheckpointFile } from '../../src/verify/saved-checkpoint-file.js';
 import { readKeyFile } from '../../src/verify/key-file.js';
 import { VerificationRun } from '../../src/verify/run.js';
 import { SqliteLedgerReader } from '../../src/verify/sqlite-reader.js';
@@ -417,7 +417,7 @@ test('workers hash the Merkle subtrees of their slices: checkpoints inside worke
   // A given checkpoint's size is claimed too, from its note when it is bare note text.
   const bare = path.join(dataDir, 'cp-21.note');
   fs.writeFileSync(bare, (JSON.parse(fs.readFileSync(cp21, 'utf8')) as { note: string }).note);
-  const withGiven = new VerificationRun({ trustedKeys: [], ledgerId: null, given: [readGivenCheckpoint(cp9), readGivenCheckpoint(bare)] });
+  const withGiven = new VerificationRun({ trustedKeys: [], ledgerId: null, given: [readSavedCheckpointFile(cp9), readSavedCheckpointFile(bare)] });
   t.deepEqual(withGiven.claimedSizes({ accountId: ACCOUNT, checkpoints: [] }), [9, 21]);
   const ok = await both(t, ['--db', intact, '--data-dir', dataDir, '--checkpoint', cp9, '--checkpoint', cp21]);
   t.is(ok.code, 0);

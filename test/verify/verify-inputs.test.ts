@@ -101,14 +101,22 @@ test('a --keys file or a saved checkpoint with a member named twice is refused (
   fs.writeFileSync(twiceSized, saved.replace('"tree_size":', '"tree_size":1,"tree_size":'));
   const checkpoint = await runCli(['verify', ...db, '--data-dir', ledger.store.dataDir, '--checkpoint', twiceSized]);
   t.is(checkpoint.code, 2, checkpoint.stderr);
-  t.regex(checkpoint.stderr, /Duplicate member "tree_size"/);
+  t.regex(checkpoint.stderr, /^gatehouse verify: --checkpoint .*cp-twice\.json is not strict JSON: Duplicate member "tree_size"/);
+  // Read from its bytes, as prove reads it: a byte that is not UTF-8 is refused, not read as U+FFFD.
+  const badUtf8 = ledger.file('cp-bad-utf8.json');
+  const at = saved.indexOf('"account_id":"') + '"account_id":"'.length;
+  fs.writeFileSync(badUtf8, Buffer.concat([Buffer.from(saved.slice(0, at)), Buffer.from([0xff]), Buffer.from(saved.slice(at + 1))]));
+  const notUtf8 = await runCli(['verify', ...db, '--data-dir', ledger.store.dataDir, '--checkpoint', badUtf8]);
+  t.is(notUtf8.code, 2, notUtf8.stdout + notUtf8.stderr);
+  t.regex(notUtf8.stderr, /^gatehouse verify: --checkpoint .*cp-bad-utf8\.json is not strict JSON: .*not valid UTF-8/);
+  t.is(notUtf8.stdout, '');
   const keys = ledger.file('keys-twice.json');
   const listed = JSON.stringify({ keys: ledger.context.publicKeys() });
   fs.writeFileSync(keys, listed.replace('"keys":', '"keys":[],"keys":'));
   const pinned = await runCli(['verify', ...db, '--keys', keys]);
   t.is(pinned.code, 2, pinned.stderr);
   t.regex(pinned.stderr, /cannot read --keys .*Duplicate member "keys"/);
-  t.notRegex(pinned.stderr + checkpoint.stderr, noStack);
+  t.notRegex(pinned.stderr + checkpoint.stderr + notUtf8.stderr, noStack);
 });
 
 test('a saved note with an extra final newline (jq -r, echo) verifies; a note whose signature block is garbled is an input error (exit 2), not TAMPERED', async (t) => {
