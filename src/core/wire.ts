@@ -13,6 +13,7 @@ export const TERMINAL_STATES: readonly OperationState[] = ['succeeded', 'failed'
 
 /** The response a gateway stores with `completed` (or an admin with `resolve`) and that retries replay. */
 export interface StoredResponse {
+  /** 200–599: a replay is the write's final answer, which a 1xx never is, so storing one is refused. */
   status: number;
   headers?: Record<string, string>;
   body?: JsonValue;

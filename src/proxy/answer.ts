@@ -36,7 +36,10 @@ export function sendUpstream(res: ServerResponse, answer: UpstreamResponse, resu
 
 /** A finished operation's stored answer, or without one the outcome body (a canceled one: its retry takes a new lease). */
 function sendReplay(res: ServerResponse, result: Extract<ExecuteResult, { kind: 'created' | 'replayed' | 'reused' }>, h: Record<string, string>): void {
-  if (!result.response) {
+  // A 1xx stored before Gatehouse refused one is no final answer (RFC 9110 §15.2): written as
+  // one, it leaves the caller waiting for the answer for good. The operation, which carries it,
+  // still says how the write ended.
+  if (!result.response || result.response.status < 200) {
     // Finished without a stored answer (e.g. resolved by an admin without one), or canceled.
     const finished = result.operation.state === 'succeeded' || result.operation.state === 'failed';
     const status = finished ? 200 : 409;

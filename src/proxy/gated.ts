@@ -129,6 +129,7 @@ function answerUnknownWrite(deps: GatedDeps, res: ServerResponse, result: Extrac
     reset: 'the upstream connection failed after the request was sent: the write may or may not have happened',
     timeout: 'the upstream did not answer in time: the write may or may not have happened',
     server_error: `the upstream answered ${upstreamStatus ?? 'a server error'}: the write may or may not have happened`,
+    not_final: `the upstream answered ${upstreamStatus ?? '1xx'}, which is not a final answer: the write may or may not have happened`,
   };
   sendError(res, new ProxyError('upstream_unknown', `${messages[reason]}; a retry with this key will not send it again (the operation becomes unknown for a reconciler)`, {
     status: reason === 'timeout' ? 504 : 502,

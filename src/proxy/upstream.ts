@@ -12,7 +12,7 @@ export class UpstreamUnavailable extends Error {}
 
 /** The request left, but no usable answer came back: the write may or may not have happened. */
 export class UpstreamUnknown extends Error {
-  constructor(message: string, readonly reason: 'reset' | 'timeout' | 'server_error', readonly upstreamStatus?: number) {
+  constructor(message: string, readonly reason: 'reset' | 'timeout' | 'server_error' | 'not_final', readonly upstreamStatus?: number) {
     super(message);
   }
 }
@@ -148,7 +148,17 @@ export class Upstream {
       if (phase !== 'open') return reject(unknown(failedWhileOpen ?? new TimeoutError()));
       phase = 'sending';
       onFailure = (error) => reject(unknown(error));
+      // Node takes every 1xx as interim but 101: with an Upgrade it hands the connection over
+      // ('upgrade'), without one it hands the 101 over as if it were the answer ('response'). This
+      // request asked for no upgrade, so neither is an answer to the write (RFC 9110 §15.2): its
+      // fate is unknown, and the connection, speaking who knows what now, is dropped, not pooled.
+      const notFinal = (status: number) => fail(new UpstreamUnknown(`the upstream answered ${status}, which is not a final answer`, 'not_final', status));
+      req.once('upgrade', (res: IncomingMessage, socket: Socket) => {
+        socket.destroy();
+        notFinal(res.statusCode ?? 101);
+      });
       req.once('response', (res) => {
+        if (res.statusCode !== undefined && res.statusCode < 200) return notFinal(res.statusCode);
         const chunks = res[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
         readUpTo(chunks, this.#opts.maxResponseBytes).then((read) => {
           if (phase !== 'sending') return; // the timer or a reset came first and answered already

@@ -99,6 +99,30 @@ for (const kind of await storeKinds()) {
     t.is(resolvedEvent.payload.note, 'found T-77 downstream');
   });
 
+  test(`[${kind}] a resolve whose response status is informational (199) answers 400 naming response.status and leaves the operation unknown; 200 and 599 are stored`, async (t) => {
+    const clock = movableClock();
+    const app = await startTestApp(t, kind, { clock });
+    const gw = await app.keyFor('acme', 'gateway');
+    const ids: Record<number, string> = {};
+    for (const status of [199, 200, 599]) ids[status] = (await claim(app, gw, `k-resolve-${status}`, ticketClaim(`resolve ${status}`, { lease_seconds: 30 }))).body.operation.id;
+    clock.advance(31_000);
+    const resolve = (status: number) => app.request('POST', `/v1/operations/${ids[status]}/resolve`, {
+      key: app.adminKey, body: { state: 'succeeded', note: 'found downstream', response: { status } },
+    });
+    // The resolution's response is what retries replay as the write's final answer; a 1xx never is one (RFC 9110 §15.2).
+    const refused = await resolve(199);
+    t.is(refused.status, 400, refused.text);
+    t.deepEqual(refused.body, { error: { code: 'invalid_request', message: 'the member "response.status" must be >= 200' } });
+    const read = await app.request('GET', `/v1/operations/${ids[199]}`, { key: gw });
+    t.is(read.body.operation.state, 'unknown');
+    t.deepEqual(await eventTypes(app, 'acme', ids[199]!), ['attempted', 'lease_expired'], 'the sweeper or the read settled the lease; nothing was resolved');
+    for (const status of [200, 599]) {
+      const resolved = await resolve(status);
+      t.is(resolved.status, 200, resolved.text);
+      t.deepEqual(resolved.body.operation.response, { status });
+    }
+  });
+
   if (kind === 'sqlite') {
     test('[sqlite] the sweeper finds due leases without reading finished operations, whose expiry has passed too', async (t) => {
       const app = await startTestApp(t, 'sqlite');

@@ -49,6 +49,28 @@ for (const kind of await storeKinds()) {
     t.is((await verifyExitCode(app)).code, 0);
   });
 
+  test(`[${kind}] a completed report whose response status is informational (101) answers 400 naming response.status and records nothing; 200 and 599 are stored`, async (t) => {
+    const app = await startTestApp(t, kind);
+    const gw = await app.keyFor('acme', 'gateway');
+    const sentOperation = async (key: string) => {
+      const { body } = await claim(app, gw, key, ticketClaim(key));
+      await report(app, gw, body.operation.id, { type: 'sent', lease_token: body.lease.token });
+      return { id: body.operation.id as string, token: body.lease.token as string };
+    };
+    // Retries replay the stored response as the write's final answer, and a 1xx never is one (RFC 9110 §15.2).
+    const informational = await sentOperation('k-101');
+    const refused = await report(app, gw, informational.id, { type: 'completed', lease_token: informational.token, outcome: 'succeeded', response: { status: 101 } });
+    t.is(refused.status, 400, refused.text);
+    t.deepEqual(refused.body, { error: { code: 'invalid_request', message: 'the member "response.status" must be >= 200' } });
+    t.deepEqual(await eventTypes(app, 'acme', informational.id), ['attempted', 'sent']);
+    for (const status of [200, 599]) {
+      const { id, token } = await sentOperation(`k-${status}`);
+      const done = await report(app, gw, id, { type: 'completed', lease_token: token, outcome: 'succeeded', response: { status } });
+      t.is(done.status, 200, done.text);
+      t.deepEqual(done.body.operation.response, { status });
+    }
+  });
+
   test(`[${kind}] an identical repeat of a report answers 200 and records nothing, even after the terminal report`, async (t) => {
     const app = await startTestApp(t, kind);
     const gw = await app.keyFor('acme', 'gateway');

@@ -95,6 +95,20 @@ for (const route of ['/cut', '/cut-chunked']) {
   });
 }
 
+// Node's client takes every 1xx as interim but 101, which it hands over as the answer when no
+// upgrade happened; with an Upgrade it hands over nothing. Neither is a final answer to the write.
+for (const route of ['/switch', '/switch-upgrade']) {
+  test.serial(`an upstream 101 (${route}) is no answer: 502 upstream_unknown naming it, never stored, and the operation turns unknown`, async (t) => {
+    const key = unique(route.slice(1));
+    const { answer, ms } = await timedCall(route, key);
+    t.is(answer.status, 502, answer.text);
+    t.is(answer.body.error.code, 'upstream_unknown');
+    t.is(answer.body.error.upstream_status, 101);
+    t.true(ms < TIMEOUT_MS - 1_000, `answered at the 101, not at --timeout (${ms} ms)`);
+    await endsUnknown(t, route, key, answer);
+  });
+}
+
 const MAX_RESPONSE = 1024 * 1024; // the default --max-response
 
 test.serial('an answer over --max-response (2 MiB of chunked JSON) reaches the caller whole, and the operation is completed without its body, not left unknown', async (t) => {

@@ -7,6 +7,7 @@
 // reading the request, /error answers 500, /refuse answers 422, /redirect answers 303,
 // /no-content 204 and /not-modified 304 (both without a body or Content-Length), /big
 // answers 201 (or `x-status`) with `x-size` bytes of `x-fill` (text, binary or control, below);
+// /switch answers a bare `101` (no Upgrade) and /switch-upgrade a `101` with one, then nothing;
 // /cut sends `200`, `Content-Length: 100` and 11 bytes, then drops the connection; /cut-chunked
 // the same with a chunked answer; /stall sends those 11 bytes and then nothing more; /huge
 // answers 201 with a chunked JSON body of `x-size` bytes (no Content-Length, written in pieces),
@@ -79,6 +80,10 @@ const server = createServer(async (req, res) => {
       res.writeHead(Number(req.headers['x-status'] ?? 201), { 'content-type': fill.type, 'content-length': String(size), location: '/items/big', etag: `"big-${size}"` });
       return res.end(Buffer.alloc(size, fill.byte));
     }
+    case 'switch':
+    case 'switch-upgrade':
+      // Written on the socket: node's server would not send a 101 nobody asked for.
+      return void req.socket.write(`HTTP/1.1 101 Switching Protocols\r\n${first === 'switch' ? '' : 'Upgrade: x-other\r\nConnection: upgrade\r\n'}\r\n`);
     case 'cut':
     case 'cut-chunked':
     case 'stall': {
