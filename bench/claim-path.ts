@@ -9,9 +9,11 @@
 // On PostgreSQL it also reads the CPU of the service's own backends (from /proc, by the pids
 // pg_stat_activity gives for application_name 'gatehouse'): the database's share of each operation.
 //
-//   npx tsx bench/claim-path.ts [--postgres] [--claims N] [--in-flight N] [--only claims|lean|reports|replays] [--lean-parts] [--profile DIR]
+//   npx tsx bench/claim-path.ts [--postgres] [--claims N] [--warm N] [--in-flight N] [--only claims|lean|reports|replays] [--lean-parts] [--profile DIR]
 //
-// --claims N: operations measured on each path (10,000; 2,000 with `quick`). --only: the paths
+// --claims N: operations measured on each path (10,000; 2,000 with `quick`). --warm N: new-key
+// claims made first (500), each side. Under callgrind (bench/claim-instructions.ts runs it so) each
+// measured run is a dump of its own. --only: the paths
 // measured (all three by default; repeatable). --profile writes a CPU profile of each measured
 // run (and nothing else: not the start-up, the warm-up or the set-up claims) to
 // DIR/<path>.cpuprofile, sampled every 100 µs.
@@ -64,6 +66,8 @@ export interface ClaimPathOptions {
   postgres?: boolean;
   /** Operations measured on each path. */
   claims?: number;
+  /** New-key claims made before the claims (and lean claims) measured: 500. */
+  warm?: number;
   inFlight?: number;
   only?: PathName[];
   profileDir?: string;
@@ -73,15 +77,20 @@ export interface ClaimPathOptions {
 
 export async function benchClaimPath(options: ClaimPathOptions = {}): Promise<ClaimPathResult> {
   const app = await startTestApp(null, options.postgres ? 'postgres' : 'sqlite');
+  // The HTTP server's periodic passes (lease and expiry sweeps every second, checkpoints) are
+  // not part of a claim; under callgrind, where everything runs ~50 times slower, they would run
+  // ~50 times as often per claim and count as the claim's. The claims below never use the server.
+  if (process.env.GATEHOUSE_CALLGRIND === '1') await app.server.close();
   const wanted = (name: PathName) => !options.only || options.only.includes(name);
   try {
     const principal = (await app.context.principals.authenticate(await app.keyFor('acme', 'gateway')))!;
     const paths = new ClaimPaths(app, principal, options.inFlight ?? 50);
     const count = options.claims ?? (options.quick ? 2000 : 10_000);
-    await paths.claims(500, 'warm');
+    const warm = options.warm ?? 500;
+    await paths.claims(warm, 'warm');
     const backends = options.postgres ? await backendPids(app.store.config.store) : [];
     const measured = (name: string, run: () => Promise<unknown>) =>
-      measure(count, run, backends, options.profileDir && path.join(options.profileDir, `${name}.cpuprofile`));
+      measure(count, run, backends, name, options.profileDir && path.join(options.profileDir, `${name}.cpuprofile`));
     const result: ClaimPathResult = {};
     if (wanted('claims')) {
       const claims = await measured('claims', () => paths.claims(count, 'bench'));
@@ -91,7 +100,7 @@ export async function benchClaimPath(options: ClaimPathOptions = {}): Promise<Cl
       if (claims.database_cpu_us !== undefined) result.database_cpu_us_per_claim = claims.database_cpu_us;
     }
     if (wanted('lean') && !options.postgres) {
-      const lean = (variant: LeanVariant) => leanClaims(count, options.inFlight ?? 50, variant, (run) => measured('lean', run));
+      const lean = (variant: LeanVariant) => leanClaims(count, warm, options.inFlight ?? 50, variant, (run) => measured('lean', run));
       result.lean = await lean({});
       if (options.leanParts) {
         result.lean_without_review = await lean({ withoutReview: true });
@@ -125,12 +134,14 @@ export async function benchClaimPath(options: ClaimPathOptions = {}): Promise<Cl
 }
 
 /** CPU of this process (user + system), of the database's backends, and wall time over `run`, per operation; a CPU profile of it to `profileFile`. */
-async function measure(count: number, run: () => Promise<unknown>, backends: number[], profileFile?: string): Promise<PathCost> {
+async function measure(count: number, run: () => Promise<unknown>, backends: number[], name: string, profileFile?: string): Promise<PathCost> {
   const profiler = profileFile ? await startProfiler() : null;
+  await callgrind('--zero');
   const databaseBefore = jiffies(backends);
   const cpu = process.cpuUsage();
   const began = performance.now();
   await run();
+  await callgrind(`--dump=${name}`);
   const used = process.cpuUsage(cpu);
   const seconds = (performance.now() - began) / 1000;
   const cost: PathCost = { count, per_sec: Math.round(count / seconds), cpu_us: Math.round((used.user + used.system) / count) };
@@ -144,6 +155,22 @@ async function measure(count: number, run: () => Promise<unknown>, backends: num
   return cost;
 }
 
+/**
+ * Under `valgrind --tool=callgrind` (GATEHOUSE_CALLGRIND=1): counters zeroed before a measured run
+ * and dumped after it, so each dump counts the instructions of that run alone. Instruction counts
+ * do not move with the load on a shared host, as CPU time does. callgrind_control reaches the
+ * process through vgdb while its event loop keeps running, hence spawned and awaited, not synchronous.
+ */
+async function callgrind(action: string): Promise<void> {
+  if (process.env.GATEHOUSE_CALLGRIND !== '1') return;
+  const { spawn } = await import('node:child_process');
+  await new Promise<void>((resolve, reject) => {
+    const control = spawn('callgrind_control', [action, String(process.pid)], { stdio: 'ignore' });
+    control.on('error', reject);
+    control.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`callgrind_control ${action}: exit ${code}`))));
+  });
+}
+
 async function startProfiler(): Promise<Session> {
   const session = new Session();
   session.connect();
@@ -154,11 +181,11 @@ async function startProfiler(): Promise<Session> {
 }
 
 /** The lean claim's new-key claims, `inFlight` at a time, with the bodies the product's claims carry. */
-async function leanClaims(count: number, inFlight: number, variant: LeanVariant, measured: (run: () => Promise<unknown>) => Promise<PathCost>): Promise<PathCost> {
+async function leanClaims(count: number, warm: number, inFlight: number, variant: LeanVariant, measured: (run: () => Promise<unknown>) => Promise<PathCost>): Promise<PathCost> {
   const lean = await openLeanClaims(variant);
   try {
     const claims = (prefix: string, n: number) => inTurns(n, inFlight, (i) => lean.claim(`${prefix}-${i}`, ClaimPaths.bodyFor(`${prefix}-${i}`)));
-    await claims('warm', 500);
+    await claims('warm', warm);
     return await measured(() => claims('bench', count));
   } finally {
     lean.close();
@@ -316,13 +343,13 @@ function jiffies(pids: number[]): number {
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const { values } = parseArgs({
     options: {
-      postgres: { type: 'boolean', default: false }, claims: { type: 'string' }, 'in-flight': { type: 'string' },
+      postgres: { type: 'boolean', default: false }, claims: { type: 'string' }, warm: { type: 'string' }, 'in-flight': { type: 'string' },
       only: { type: 'string', multiple: true }, profile: { type: 'string' }, 'lean-parts': { type: 'boolean', default: false },
     },
   });
   const number = (value: string | undefined) => (value === undefined ? undefined : Number(value));
   process.stdout.write(JSON.stringify(await benchClaimPath({
-    postgres: values.postgres, claims: number(values.claims), inFlight: number(values['in-flight']),
+    postgres: values.postgres, claims: number(values.claims), warm: number(values.warm), inFlight: number(values['in-flight']),
     only: values.only as PathName[] | undefined, profileDir: values.profile, leanParts: values['lean-parts'],
   })) + '\n');
 }
