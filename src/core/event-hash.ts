@@ -1,4 +1,4 @@
-import { EVENT_HEADER, EVENT_HEADER_FIELDS, type EventHeader, ROW, ROW_HASH, ROW_PAYLOAD, rowHasHeaderTypes, toEventHeader, withoutAccountId } from './event-shape.js';
+import { EVENT_HEADER, EVENT_HEADER_FIELDS, type EventHeader, pushHeaderRow, ROW, ROW_HASH, ROW_PAYLOAD, rowHasHeaderTypes, toEventHeader, withoutAccountId } from './event-shape.js';
 import { canonicalize } from './jcs.js';
 import type { JsonObject } from './json.js';
 import { sha256Digest } from './merkle.js';
@@ -30,7 +30,8 @@ const JCS_NUMERIC = JCS_ORDER.map((f) => EVENT_HEADER[f] === 'seq' || EVENT_HEAD
  */
 export function canonicalHeader(h: EventHeader): string {
   // The row fast path assumes the declared types, so only headers that have them take it.
-  const row = EVENT_HEADER_FIELDS.map((f) => h[f]);
+  const row: unknown[] = [];
+  pushHeaderRow(row, h);
   if (rowHasHeaderTypes(row)) {
     const fast = canonicalHeaderFromRow(row);
     if (fast !== null) return fast;

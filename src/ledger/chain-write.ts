@@ -1,6 +1,6 @@
 import { sql, type InsertQueryBuilder, type RawBuilder } from 'kysely';
 import type { Database, EventsTable } from '../../schema/database.js';
-import { EVENT_HEADER, EVENT_ROW_COLUMNS, type EventHeader } from '../core/event-shape.js';
+import { EVENT_HEADER, EVENT_ROW_COLUMNS, type EventHeader, pushHeaderRow } from '../core/event-shape.js';
 import { affectedRows, compiledOnce } from '../store/compiled-statement.js';
 import type { MerkleFrontier } from '../core/merkle.js';
 import type { Db, Dialect } from '../store/store.js';
@@ -74,7 +74,10 @@ const insertEvents = compiledOnce(
  */
 function eventRowValues(events: readonly EventsTable[]): unknown[] {
   const values: unknown[] = [];
-  for (const event of events) for (const column of EVENT_ROW_COLUMNS) values.push(event[column]);
+  for (const event of events) {
+    pushHeaderRow(values, event);
+    values.push(event.hash, event.payload);
+  }
   return values;
 }
 

@@ -56,7 +56,14 @@ const OPERATION_COLUMNS = [
 const everyColumnListed: [Exclude<keyof OperationRow, (typeof OPERATION_COLUMNS)[number]>] extends [never] ? true : false = true;
 void everyColumnListed;
 
-const insertValues = (row: OperationRow): unknown[] => OPERATION_COLUMNS.map((column) => row[column] ?? null);
+/** The row's values in OPERATION_COLUMNS order, written out (a loop's `row[column]` went megamorphic); compiledOnce checks the order on first use. */
+const insertValues = (r: OperationRow): unknown[] => [
+  r.id ?? null, r.account_id ?? null, r.idempotency_key ?? null, r.fingerprint ?? null, r.method ?? null,
+  r.route ?? null, r.state ?? null, r.business_key ?? null, r.exclusive_scope ?? null,
+  r.agent_run_id ?? null, r.provider_ref ?? null, r.requested_by ?? null, r.lease_seconds ?? null,
+  r.lease_token_hash ?? null, r.lease_expires_at ?? null, r.response_seq ?? null, r.response_status ?? null,
+  r.approval_id ?? null, r.created_at ?? null, r.updated_at ?? null, r.version ?? null,
+];
 const insertQuery = (db: Db, row: OperationRow) => db.insertInto('operations')
   .values(Object.fromEntries(OPERATION_COLUMNS.map((column) => [column, row[column] ?? null])) as OperationRow)
   .onConflict((oc) => oc.doNothing());
