@@ -5,7 +5,7 @@
 // and the product's excess over its floor can be taken apart by what runs it (V8's compiler, its
 // garbage collector, SQLite, …), which a sampling profile of JIT code cannot do well.
 //
-//   npx tsx bench/claim-instructions.ts [--claims 3000] [--warm 2000] [--only claims --only lean] [--top 25] [--keep DIR] [--json]
+//   npx tsx bench/claim-instructions.ts [--claims 3000] [--warm 2000] [--only claims --only lean] [--names] [--top 25] [--keep DIR] [--json]
 //
 // It runs `valgrind --tool=callgrind node --single-threaded <the service's Node flags> …
 // claim-path.ts` (about 5 minutes for claims and lean at the defaults: valgrind runs ~50× slower).
@@ -13,10 +13,17 @@
 //   otherwise do their work at points that vary from run to run; on the main thread it lands
 //   where the claims make it. Compiling is reported apart ("V8 optimising compiler"): with a
 //   longer --warm less of it falls inside the measured claims.
-// - --no-memory-reducer: V8 runs full collections to shrink the heap when it allocates few bytes
-//   per millisecond, which is how any process looks under valgrind; the service under load does not.
-// - --perf-basic-prof: V8 writes where it put each JIT-compiled function (/tmp/perf-PID.map);
-//   callgrind knows that code only by address, and the map names it (`JS: name file:line`).
+// - --no-memory-reducer and --initial-old-space-size=2048: no full collection in the measured
+//   runs. When V8 runs one depends on timings (the memory reducer runs them when a process
+//   allocates few bytes per millisecond, which is how any process looks under valgrind; the heap's
+//   growth uses measured mutator and GC speeds), so under valgrind their count moved from run to
+//   run by up to 100,000 instructions per claim with the load of the host. Young-generation
+//   collections, which come with the bytes allocated, are counted; the full collections' share is
+//   for the CPU-time benches to show.
+// - with --names, --perf-basic-prof: V8 writes where it put each JIT-compiled function
+//   (/tmp/perf-PID.map); callgrind knows that code only by address, and the map names it
+//   (`JS: name file:line`). Writing the map costs instructions too (~10,000 per claim, GC and
+//   malloc): compare runs made the same way.
 // - the service's Node flags (`npm start`'s, SERVER_NODE_ARGS): the young generation the service
 //   runs with decides how much the garbage collector does per claim.
 // - claim-path.ts, under GATEHOUSE_CALLGRIND=1, closes the HTTP server's periodic passes (they
@@ -127,7 +134,7 @@ export interface InstructionsResult {
   warm: number;
 }
 
-export async function benchClaimInstructions(options: { claims?: number; warm?: number; only?: string[]; keep?: string; top?: number; log?: (line: string) => void } = {}): Promise<InstructionsResult> {
+export async function benchClaimInstructions(options: { claims?: number; warm?: number; only?: string[]; names?: boolean; keep?: string; top?: number; log?: (line: string) => void } = {}): Promise<InstructionsResult> {
   const claims = options.claims ?? 3000;
   const warm = options.warm ?? 2000;
   const only = options.only ?? ['claims', 'lean'];
@@ -135,7 +142,7 @@ export async function benchClaimInstructions(options: { claims?: number; warm?: 
   fs.mkdirSync(dir, { recursive: true });
   const args = [
     '--tool=callgrind', `--callgrind-out-file=${path.join(dir, 'callgrind.%p')}`,
-    process.execPath, '--single-threaded', '--no-memory-reducer', '--perf-basic-prof', ...SERVER_NODE_ARGS, '--import=tsx', path.join(ROOT, 'bench/claim-path.ts'),
+    process.execPath, '--single-threaded', '--no-memory-reducer', '--initial-old-space-size=2048', ...(options.names ? ['--perf-basic-prof'] : []), ...SERVER_NODE_ARGS, '--import=tsx', path.join(ROOT, 'bench/claim-path.ts'),
     '--claims', String(claims), '--warm', String(warm), ...only.flatMap((o) => ['--only', o]),
   ];
   const began = performance.now();
@@ -163,16 +170,16 @@ export async function benchClaimInstructions(options: { claims?: number; warm?: 
   if (options.top && options.log) {
     const product = dumps.find((d) => d.name === 'claims');
     const lean = dumps.find((d) => d.name === 'lean');
-    if (product && lean) for (const line of topExcess(product, lean, claims, options.top)) options.log(line);
+    if (product) for (const line of topExcess(product, lean, claims, options.top)) options.log(line);
   }
   if (!options.keep) fs.rmSync(dir, { recursive: true, force: true });
   return result;
 }
 
-/** The functions whose self cost per claim most exceeds the lean claim's. */
-function topExcess(product: DumpCost, lean: DumpCost, claims: number, top: number): string[] {
-  const keys = new Set([...product.byFunction.keys(), ...lean.byFunction.keys()]);
-  const rows = [...keys].map((key) => ({ key, a: (product.byFunction.get(key) ?? 0) / claims, b: (lean.byFunction.get(key) ?? 0) / claims }));
+/** The functions whose self cost per claim most exceeds the lean claim's (or, measured alone, the dearest). */
+function topExcess(product: DumpCost, lean: DumpCost | undefined, claims: number, top: number): string[] {
+  const keys = new Set([...product.byFunction.keys(), ...(lean?.byFunction.keys() ?? [])]);
+  const rows = [...keys].map((key) => ({ key, a: (product.byFunction.get(key) ?? 0) / claims, b: (lean?.byFunction.get(key) ?? 0) / claims }));
   rows.sort((x, y) => (y.a - y.b) - (x.a - x.b));
   return ['| product | lean | excess | function (object) |', '|---|---|---|---|', ...rows.slice(0, top).map(({ key, a, b }) => {
     const [fn, ob] = key.split('\t');
@@ -200,11 +207,11 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const { values } = parseArgs({
     options: {
       claims: { type: 'string' }, warm: { type: 'string' }, only: { type: 'string', multiple: true },
-      top: { type: 'string' }, keep: { type: 'string' }, json: { type: 'boolean', default: false },
+      names: { type: 'boolean', default: false }, top: { type: 'string' }, keep: { type: 'string' }, json: { type: 'boolean', default: false },
     },
   });
   const number = (value: string | undefined) => (value === undefined ? undefined : Number(value));
   const log = (line: string) => process.stderr.write(line + '\n');
-  const result = await benchClaimInstructions({ claims: number(values.claims), warm: number(values.warm), only: values.only, keep: values.keep, top: number(values.top) ?? 25, log });
+  const result = await benchClaimInstructions({ claims: number(values.claims), warm: number(values.warm), only: values.only, names: values.names, keep: values.keep, top: number(values.top) ?? 25, log });
   process.stdout.write(values.json ? JSON.stringify(result) + '\n' : instructionsTable(result).join('\n') + '\n');
 }
