@@ -3,7 +3,9 @@
  * and their types, written once. Everything that reads or writes a header derives from
  * EVENT_HEADER: the EventHeader type, the field list, a row's column order and positions
  * (storage, export, the verify readers, the timeline), the hash's JCS fast path
- * (event-hash.ts) and the checks of untrusted headers (headerProblem).
+ * (event-hash.ts) and the checks of untrusted headers (headerProblem). Two writers on every
+ * append's path spell the fields out for speed (toEventHeader, pushHeaderRow); tsc and
+ * test/core/event-shape.test.ts hold them to this list.
  */
 
 /**
