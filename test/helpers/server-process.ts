@@ -226,7 +226,10 @@ export interface SpawnedGatehouse {
 export async function spawnGatehouse(options: { args: string[]; env?: NodeJS.ProcessEnv; host?: string; port?: number; name?: string; timeoutMs?: number }): Promise<SpawnedGatehouse> {
   const args = [BIN, 'serve', '--host', options.host ?? '127.0.0.1', '--port', String(options.port ?? 0), ...options.args];
   const proc = new ManagedProcess(options.name ?? 'gatehouse serve', args, { env: options.env });
-  const [, url] = await proc.waitFor(/gatehouse listening on (http:\/\/\S+)/, options.timeoutMs ?? 30_000);
+  // 60 s: on the slowest CI host yet (durable Koa at a third of the last one's rate) a start with
+  // PostgreSQL, beside parallel-sqlite's verify workers filling both cores, took over 30 s to
+  // print its line; alone it takes ~2 s. The wait ends as soon as the line comes.
+  const [, url] = await proc.waitFor(/gatehouse listening on (http:\/\/\S+)/, options.timeoutMs ?? 60_000);
   const adminKey = proc.stdout.match(/admin key: (gh_[A-Za-z0-9_-]+)/)?.[1] ?? null;
   return { url: url!, adminKey, process: proc, stop: () => proc.stop(), kill9: () => proc.kill9() };
 }
