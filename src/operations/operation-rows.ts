@@ -45,7 +45,8 @@ export function operationInsert(row: OperationRow): RowInsert {
  * Every column, in one fixed order, so one statement text binds every row: no shape to build and
  * look up per claim (`Object.keys(row).join()` and hashing it were ~1 % of a claim's instructions,
  * bench/claim-instructions.ts). A column the row leaves undefined is bound as NULL on both sides,
- * so the text and the parameters cannot disagree.
+ * so the text always names every column; that insertValues lists them in this order is checked by
+ * compiledOnce on the statement's first use.
  */
 const OPERATION_COLUMNS = [
   'id', 'account_id', 'idempotency_key', 'fingerprint', 'method', 'route', 'state', 'business_key', 'exclusive_scope',
