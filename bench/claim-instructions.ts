@@ -8,7 +8,7 @@
 //   npx tsx bench/claim-instructions.ts [--claims 3000] [--warm 2000] [--only claims --only lean] [--names] [--top 25] [--keep DIR] [--json]
 //
 // It runs `valgrind --tool=callgrind node --single-threaded <the service's Node flags> …
-// claim-path.ts` (about 5 minutes for claims and lean at the defaults: valgrind runs ~50× slower).
+// claim-path.js`, compiled by tsc as the service is (compiled.ts) (about 5 minutes for claims and lean at the defaults: valgrind runs ~50× slower).
 // - --single-threaded: V8's compiler and GC threads, which valgrind runs one at a time, would
 //   otherwise do their work at points that vary from run to run; on the main thread it lands
 //   where the claims make it. Compiling is reported apart ("V8 optimising compiler"): with a
@@ -34,6 +34,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { compiledScript } from './compiled.js';
 import { SERVER_NODE_ARGS } from './http-claims.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -142,7 +143,7 @@ export async function benchClaimInstructions(options: { claims?: number; warm?: 
   fs.mkdirSync(dir, { recursive: true });
   const args = [
     '--tool=callgrind', `--callgrind-out-file=${path.join(dir, 'callgrind.%p')}`,
-    process.execPath, '--single-threaded', '--no-memory-reducer', '--initial-old-space-size=2048', ...(options.names ? ['--perf-basic-prof'] : []), ...SERVER_NODE_ARGS, '--import=tsx', path.join(ROOT, 'bench/claim-path.ts'),
+    process.execPath, '--single-threaded', '--no-memory-reducer', '--initial-old-space-size=2048', ...(options.names ? ['--perf-basic-prof'] : []), ...SERVER_NODE_ARGS, compiledScript('bench/claim-path.ts'),
     '--claims', String(claims), '--warm', String(warm), ...only.flatMap((o) => ['--only', o]),
   ];
   const began = performance.now();

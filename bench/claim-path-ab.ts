@@ -8,6 +8,8 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { compiledScript } from './compiled.js';
+import { SERVER_NODE_ARGS } from './http-claims.js';
 
 const { values, positionals } = parseArgs({
   options: { a: { type: 'string' }, b: { type: 'string', default: '.' }, pairs: { type: 'string', default: '10' } },
@@ -17,9 +19,9 @@ if (!values.a) throw new Error('--a DIR: the checkout to compare with (with its 
 const trees = { A: path.resolve(values.a), B: path.resolve(values.b) };
 const args = positionals.length > 0 ? positionals : ['--only', 'claims', '--claims', '4000'];
 
-/** CPU µs per operation of each path claim-path measured, by path name. */
+/** CPU µs per operation of each path claim-path measured, by path name: each tree's claim-path compiled by its own tsc (compiled.ts). */
 function runOnce(tree: string): Map<string, number> {
-  const out = execFileSync(process.execPath, ['--import=tsx', path.join(tree, 'bench/claim-path.ts'), ...args], { cwd: tree, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const out = execFileSync(process.execPath, [...SERVER_NODE_ARGS, compiledScript('bench/claim-path.ts', tree), ...args], { cwd: tree, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
   const result = JSON.parse(out.trim().split('\n').at(-1)!) as Record<string, unknown>;
   const costs = new Map<string, number>();
   for (const [name, value] of Object.entries(result)) {

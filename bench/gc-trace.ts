@@ -18,6 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { gatewayKeys, leanServerLoad, productLoad, SERVER_LOADS, startChild, type Child, type ServerLoad } from './http-claims.js';
+import { compiledScript } from './compiled.js';
 
 const BENCH = path.dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({
@@ -42,7 +43,7 @@ let child: Child | null = null;
 let trace = '';
 try {
   child = values.server === 'lean'
-    ? await startChild('lean claim', [...nodeArgs, '--import=tsx', path.join(BENCH, 'lean-claim.ts')], /listening on (http:\/\/\S+)/)
+    ? await startChild('lean claim', [...nodeArgs, compiledScript('bench/lean-claim.ts')], /listening on (http:\/\/\S+)/)
     : await startChild('gatehouse serve', [...nodeArgs, path.resolve(values.bin!), 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir], /gatehouse listening on (http:\/\/\S+)/);
   const running = child;
   // Set-up (keys, the operation replayed) is not counted: the trace is read from here on.

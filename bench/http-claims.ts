@@ -17,6 +17,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { compiledScript } from './compiled.js';
 import { cpuUsage, sampleCpu, type CpuUsage } from './cpu-usage.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -125,9 +126,9 @@ export async function benchHttpClaims(options: HttpClaimsOptions): Promise<HttpC
   // are measured in interleaved rounds, the order turned each round, so that whatever else the
   // machine is doing hits every one of them alike; the rates are the rounds' mean.
   log(`starting bare koa, durable koa, the lean claim and gatehouse serve (SQLite)`);
-  const koa = await startChild('bare koa', ['--import=tsx', path.join(ROOT, 'bench/bare-koa.ts')], /listening on (http:\/\/\S+)/);
-  const durable = await startChild('durable koa', ['--import=tsx', path.join(ROOT, 'bench/durable-koa.ts')], /listening on (http:\/\/\S+)/);
-  const lean = await startChild('lean claim', ['--import=tsx', path.join(ROOT, 'bench/lean-claim.ts')], /listening on (http:\/\/\S+)/);
+  const koa = await startChild('bare koa', [compiledScript('bench/bare-koa.ts')], /listening on (http:\/\/\S+)/);
+  const durable = await startChild('durable koa', [compiledScript('bench/durable-koa.ts')], /listening on (http:\/\/\S+)/);
+  const lean = await startChild('lean claim', [compiledScript('bench/lean-claim.ts')], /listening on (http:\/\/\S+)/);
   let bareKoa: Rate;
   let durableKoa: Rate;
   let leanClaim: Rate;

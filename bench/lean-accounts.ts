@@ -3,16 +3,14 @@
 // how much of the floor is the accounts' chains and index ranges. Interleaved turns, one server.
 //
 //   node --import=tsx bench/lean-accounts.ts [--seconds 5] [--rounds 4]
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { cpuPerAnswer } from './cpu-usage.js';
 import { leanLoad, startChild } from './http-claims.js';
+import { compiledScript } from './compiled.js';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, rounds: { type: 'string', default: '4' } } });
 const seconds = Number(values.seconds);
-const BENCH = path.dirname(fileURLToPath(import.meta.url));
-const lean = await startChild('lean claim', ['--import=tsx', path.join(BENCH, 'lean-claim.ts')], /listening on (http:\/\/\S+)/);
+const lean = await startChild('lean claim', [compiledScript('bench/lean-claim.ts')], /listening on (http:\/\/\S+)/);
 
 try {
   await leanLoad(lean.url, 50, 2);

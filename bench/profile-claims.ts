@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { gatewayKeys, leanServerLoad, productLoad, SERVER_LOADS, startChild, withGatehouse, type Rate, type ServerLoad } from './http-claims.js';
 import { summariseProfile, type CpuProfile } from './profile-summary.js';
+import { compiledScript } from './compiled.js';
 
 const BENCH = path.dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({
@@ -40,7 +41,7 @@ for (const file of profiles.filter((f) => fs.statSync(f).mtimeMs >= started)) {
 async function profileLean(): Promise<Rate> {
   // Its own directory, no name: under tsx, the loader's thread writes a profile too.
   const dir = path.join(BENCH, `results/profiles/lean-${values.load}-${Date.now()}`);
-  const lean = await startChild('lean claim', ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--import=tsx', path.join(BENCH, 'lean-claim.ts')], /listening on (http:\/\/\S+)/);
+  const lean = await startChild('lean claim', ['--cpu-prof', `--cpu-prof-dir=${dir}`, compiledScript('bench/lean-claim.ts')], /listening on (http:\/\/\S+)/);
   try {
     return await (await leanServerLoad(kind, lean.url, seconds))();
   } finally {

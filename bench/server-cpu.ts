@@ -8,18 +8,16 @@
 // validation, the policy, metrics): what every request pays before any store work.
 //
 //   npm run build && node --import=tsx bench/server-cpu.ts [--seconds 6] [--rounds 3]
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { cpuPerAnswer } from './cpu-usage.js';
+import { compiledScript } from './compiled.js';
 import {
   cycleLoad, cyclesAsRate, durableLoad, fingerprintTarget, gatewayKeys, leanAccount, leanCycleLoad, leanLoad, leanReplayTarget, load, newKeyLoad, replayTarget, startChild, withGatehouse,
 } from './http-claims.js';
-const BENCH = path.dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '6' }, rounds: { type: 'string', default: '3' } } });
 const seconds = Number(values.seconds);
-const lean = await startChild('lean claim', ['--import=tsx', path.join(BENCH, 'lean-claim.ts')], /listening on (http:\/\/\S+)/);
-const durable = await startChild('durable koa', ['--import=tsx', path.join(BENCH, 'durable-koa.ts')], /listening on (http:\/\/\S+)/);
+const lean = await startChild('lean claim', [compiledScript('bench/lean-claim.ts')], /listening on (http:\/\/\S+)/);
+const durable = await startChild('durable koa', [compiledScript('bench/durable-koa.ts')], /listening on (http:\/\/\S+)/);
 try {
   await withGatehouse({ kind: 'sqlite' }, 1, false, [], async ([server]) => {
     const keys = await gatewayKeys(server!);
