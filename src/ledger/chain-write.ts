@@ -41,7 +41,7 @@ export interface ChainHead {
  * so the frontier `to` was computed from matches too). False, with nothing written, when
  * it is not.
  */
-export async function advanceChain(dialect: Dialect, trx: Db, accountId: string, from: ChainHead, to: ChainHead, events: EventsTable[]): Promise<boolean> {
+export function advanceChain(dialect: Dialect, trx: Db, accountId: string, from: ChainHead, to: ChainHead, events: EventsTable[]): Promise<boolean> {
   return dialect === 'postgres' ? advancePostgres(trx, accountId, from, to, events) : advanceSqlite(trx, accountId, from, to, events);
 }
 

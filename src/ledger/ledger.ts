@@ -86,7 +86,6 @@ export class Ledger {
    * claim's insert and its event are then one round trip.
    */
   async appendAfterInsert(trx: Db, first: RowInsert, input: EventInput): Promise<AppendedEvent | null> {
-    if (this.store.dialect !== 'postgres') return (await first.insert(trx)) ? this.append(trx, input) : null;
     const appended = await this.appendRun(trx, [input], first);
     return appended && appended[0]!;
   }
@@ -133,8 +132,9 @@ export class Ledger {
       // first. When another instance, a rolled-back transaction or a checkpoint moved it, the write
       // (a compare-and-set) does nothing, and the head is locked and read as it would be without a guess.
       const guess = this.guesses.guess(accountId, this.turns?.holds(trx, accountId) ?? false);
-      // A row to insert first rides on the guessed write; with no guess it goes in on its own.
-      if (rowFirst && !guess) {
+      // A row to insert first rides on the guessed write on PostgreSQL; with no guess, or on SQLite
+      // (where a statement is a call, not a round trip), it goes in on its own, first.
+      if (rowFirst && (!guess || this.store.dialect !== 'postgres')) {
         if (!(await rowFirst.insert(trx))) return null;
         rowFirst = null;
       }

@@ -3,7 +3,7 @@ import { newId } from '../core/ids.js';
 import { rfc3339 } from '../core/time.js';
 import { issueLease, type IssuedLease } from './lease.js';
 import { changeEvent } from './operation-events.js';
-import { operationJson, type OperationRow } from './operation-json.js';
+import { unfinishedOperationJson, type OperationRow } from './operation-json.js';
 import { lockOperation, lockOperationByKey, operationInsert } from './operation-rows.js';
 import { giveBackScope, takeScope } from './scope-holds.js';
 import { answerExisting, answerReused } from './claim-existing.js';
@@ -72,7 +72,7 @@ async function createOperation(scope: ClaimScope): Promise<ClaimResult> {
   if (!(await deps.ledger.appendAfterInsert(trx, operationInsert(inserted), attempted))) return answerLoser(scope, id);
 
   if (gated) return requestApproval(scope, gated.gate, inserted);
-  return { answer: { outcome: 'created', execute: true, operation: await operationJson(trx, deps.ledger, inserted), lease: lease!.lease } };
+  return { answer: { outcome: 'created', execute: true, operation: unfinishedOperationJson(inserted), lease: lease!.lease } };
 }
 
 /** The key or the business key is taken (a retry, or a concurrent claim that inserted first): give back our scope hold and answer from that row. */

@@ -5,6 +5,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { Db, UnitOfWork } from '../store/store.js';
 import type { JsonValue } from '../core/json.js';
 import { isTerminal } from './states.js';
+import { InvariantError } from '../core/errors.js';
 
 export type { OperationJson, StoredResponse };
 
@@ -15,6 +16,12 @@ export async function operationJson(trx: Db, ledger: Ledger, row: OperationRow, 
   const json = operationFields(row);
   if (isTerminal(row.state)) json.response = await storedResponse(trx, ledger, row, work);
   return json;
+}
+
+/** The JSON of a row not finished yet (a claim's new operation): it has no response to read, so nothing is awaited. */
+export function unfinishedOperationJson(row: OperationRow): OperationJson {
+  if (isTerminal(row.state)) throw new InvariantError(`operation ${row.id} is ${row.state}: its JSON carries a stored response`);
+  return operationFields(row);
 }
 
 /**
