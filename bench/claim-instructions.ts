@@ -21,7 +21,7 @@
 //   collections, which come with the bytes allocated, are counted; the full collections' share is
 //   for the CPU-time benches to show.
 // - with --names, --perf-basic-prof: V8 writes where it put each JIT-compiled function
-//   (/tmp/perf-PID.map); callgrind knows that code only by address, and the map names it
+//   (/tmp/perf-PID.map; the V8 log that flag turns on goes to the dump directory, not the cwd); callgrind knows that code only by address, and the map names it
 //   (`JS: name file:line`). Writing the map costs instructions too (~10,000 per claim, GC and
 //   malloc): compare runs made the same way.
 // - the service's Node flags (`npm start`'s, SERVER_NODE_ARGS): the young generation the service
@@ -143,7 +143,7 @@ export async function benchClaimInstructions(options: { claims?: number; warm?: 
   fs.mkdirSync(dir, { recursive: true });
   const args = [
     '--tool=callgrind', `--callgrind-out-file=${path.join(dir, 'callgrind.%p')}`,
-    process.execPath, '--single-threaded', '--no-memory-reducer', '--initial-old-space-size=2048', ...(options.names ? ['--perf-basic-prof'] : []), ...SERVER_NODE_ARGS, compiledScript('bench/claim-path.ts'),
+    process.execPath, '--single-threaded', '--no-memory-reducer', '--initial-old-space-size=2048', ...(options.names ? ['--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${path.join(dir, 'v8.log')}`] : []), ...SERVER_NODE_ARGS, compiledScript('bench/claim-path.ts'),
     '--claims', String(claims), '--warm', String(warm), ...only.flatMap((o) => ['--only', o]),
   ];
   const began = performance.now();
