@@ -76,6 +76,11 @@ export function parseDump(text: string, nameOf: (fn: string) => string = (fn) =>
       else byFunction.set(fn, (byFunction.get(fn) ?? 0) + cost);
     }
   }
+  return dumpCost(name, byFunction);
+}
+
+/** A dump's totals, by category and in all, from its self cost per function. */
+export function dumpCost(name: string, byFunction: Map<string, number>): DumpCost {
   const byCategory: Record<string, number> = {};
   let instructions = 0;
   for (const [key, cost] of byFunction) {
@@ -178,7 +183,7 @@ export async function benchClaimInstructions(options: { claims?: number; warm?: 
 }
 
 /** The functions whose self cost per claim most exceeds the lean claim's (or, measured alone, the dearest). */
-function topExcess(product: DumpCost, lean: DumpCost | undefined, claims: number, top: number): string[] {
+export function topExcess(product: DumpCost, lean: DumpCost | undefined, claims: number, top: number): string[] {
   const keys = new Set([...product.byFunction.keys(), ...(lean?.byFunction.keys() ?? [])]);
   const rows = [...keys].map((key) => ({ key, a: (product.byFunction.get(key) ?? 0) / claims, b: (lean?.byFunction.get(key) ?? 0) / claims }));
   rows.sort((x, y) => (y.a - y.b) - (x.a - x.b));

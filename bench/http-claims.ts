@@ -586,9 +586,13 @@ export const SERVER_NODE_ARGS: readonly string[] = (() => {
   return flags[1]!.split(' ').filter((flag) => flag !== '');
 })();
 
-/** A server in a child process, with SERVER_NODE_ARGS before `args` (a flag in `args` wins). */
-export function startChild(name: string, args: string[], listening: RegExp, env: NodeJS.ProcessEnv = {}): Promise<Child> {
-  const child = spawn(process.execPath, [...SERVER_NODE_ARGS, ...args], { cwd: ROOT, env: { ...process.env, GATEHOUSE_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * A server in a child process, with SERVER_NODE_ARGS before `args` (a flag in `args` wins);
+ * `wrapper`, a command that runs node (valgrind, bench/http-instructions.ts).
+ */
+export function startChild(name: string, args: string[], listening: RegExp, env: NodeJS.ProcessEnv = {}, wrapper: readonly string[] = []): Promise<Child> {
+  const command = [...wrapper, process.execPath, ...SERVER_NODE_ARGS, ...args];
+  const child = spawn(command[0]!, command.slice(1), { cwd: ROOT, env: { ...process.env, GATEHOUSE_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
@@ -618,7 +622,7 @@ export function startChild(name: string, args: string[], listening: RegExp, env:
 }
 
 /** `bin`: another checkout's bin/gatehouse.js, for an A/B against an older tree (bench/ab.ts). */
-type StoreChoice = ({ kind: 'sqlite' } | { kind: 'postgres'; adminUrl: string }) & { serveArgs?: string[]; bin?: string; nodeArgs?: string[] };
+type StoreChoice = ({ kind: 'sqlite' } | { kind: 'postgres'; adminUrl: string }) & { serveArgs?: string[]; bin?: string; nodeArgs?: string[]; wrapper?: string[] };
 
 /**
  * Starts `count` gatehouse instances on a fresh store, runs `body`, stops them (so `--cpu-prof`
@@ -643,7 +647,7 @@ export async function withGatehouse<T>(
     // The first instance initialises the data dir (key files); the others share it.
     for (let i = 0; i < count; i++) {
       const nodeArgs = [...(choice.nodeArgs ?? []), ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${choice.kind}-${count}x-${i}-${Date.now()}.cpuprofile`] : [])];
-      children.push(await startChild(`gatehouse serve #${i}`, [...nodeArgs, choice.bin ?? BIN, 'serve', '--host', '127.0.0.1', '--port', '0', ...storeArgs, ...(choice.serveArgs ?? [])], /gatehouse listening on (http:\/\/\S+)/));
+      children.push(await startChild(`gatehouse serve #${i}`, [...nodeArgs, choice.bin ?? BIN, 'serve', '--host', '127.0.0.1', '--port', '0', ...storeArgs, ...(choice.serveArgs ?? [])], /gatehouse listening on (http:\/\/\S+)/, {}, choice.wrapper));
     }
     const adminKey = children.find((c) => c.adminKey)?.adminKey ?? null;
     return await body(children.map((c) => ({ url: c.url, adminKey, pid: c.pid })));
