@@ -5,8 +5,10 @@
 // HTTP, this counts everything the server does for one: Koa, authentication, validation, the
 // claim, the answer, the group commit, the event loop and the sockets' system calls' user side.
 //
-//   npx tsx bench/http-instructions.ts [--claims 3000] [--warm 8000] [--only product --only lean] [--top 40] [--keep DIR] [--json]
+//   npx tsx bench/http-instructions.ts [--claims 3000] [--warm 8000] [--only product --only lean] [--names] [--top 40] [--keep DIR] [--json]
 //
+// --names names the JIT-compiled JS functions from V8's perf map, as claim-instructions' does
+// (and costs instructions of its own: compare runs made the same way).
 // Each server runs as claim-instructions.ts runs claim-path (the same flags and why:
 // --single-threaded, no memory reducer, a 2 GiB initial old space, the service's Node flags).
 // `--warm` claims first, then the counters are zeroed and `--claims` claims counted.
@@ -24,7 +26,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { dumpCost, instructionsTable, parseDump, topExcess, type DumpCost, type InstructionsResult } from './claim-instructions.js';
+import { dumpCost, instructionsTable, jitNamer, parseDump, topExcess, type DumpCost, type InstructionsResult } from './claim-instructions.js';
 import { compiledScript } from './compiled.js';
 import { gatewayKeys, leanAccount, NEW_KEY_CLAIM_BODY, post, startChild, withGatehouse, type BenchServer } from './http-claims.js';
 
@@ -35,6 +37,7 @@ export interface HttpInstructionsOptions {
   claims?: number;
   warm?: number;
   only?: Array<'product' | 'lean'>;
+  names?: boolean;
   keep?: string;
   top?: number;
   log?: (line: string) => void;
@@ -59,13 +62,15 @@ export async function benchHttpInstructions(options: HttpInstructionsOptions = {
   try {
     if (only.includes('product')) {
       const wrapper = valgrind(path.join(dir, 'product'));
-      counted.set('claims', await withGatehouse({ kind: 'sqlite', wrapper, nodeArgs: VALGRIND_NODE_FLAGS }, 1, false, [], async ([server]) => {
+      const nodeArgs = [...VALGRIND_NODE_FLAGS, ...perfMapFlags(options.names, path.join(dir, 'product'))];
+      counted.set('claims', await withGatehouse({ kind: 'sqlite', wrapper, nodeArgs }, 1, false, [], async ([server]) => {
         const keys = await gatewayKeys(server!);
         return countServer('product', server!, (i) => ({ authorization: `Bearer ${keys[i % keys.length]}` }), { claims, warm, dir: path.join(dir, 'product'), log });
       }));
     }
     if (only.includes('lean')) {
-      const lean = await startChild('lean claim', [...VALGRIND_NODE_FLAGS, compiledScript('bench/lean-claim.ts')], /listening on (http:\/\/\S+)/, {}, valgrind(path.join(dir, 'lean')));
+      const nodeArgs = [...VALGRIND_NODE_FLAGS, ...perfMapFlags(options.names, path.join(dir, 'lean'))];
+      const lean = await startChild('lean claim', [...nodeArgs, compiledScript('bench/lean-claim.ts')], /listening on (http:\/\/\S+)/, {}, valgrind(path.join(dir, 'lean')));
       try {
         counted.set('lean', await countServer('lean', lean, leanAccount, { claims, warm, dir: path.join(dir, 'lean'), log }));
       } finally {
@@ -86,6 +91,11 @@ export async function benchHttpInstructions(options: HttpInstructionsOptions = {
   }
   if (options.top && net.get('claims')) for (const line of topExcess(net.get('claims')!, net.get('lean'), claims, options.top)) log(line);
   return result;
+}
+
+/** With `names`, V8's perf map of its JIT code (its log, which the flag turns on, in `dir`). */
+function perfMapFlags(names: boolean | undefined, dir: string): string[] {
+  return names ? ['--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${path.join(dir, 'v8.log')}`] : [];
 }
 
 /** valgrind's callgrind as a command prefix, its dumps in `dir`. */
@@ -146,10 +156,14 @@ function control(pid: number, action: string): Promise<void> {
 /** The named dumps callgrind wrote for `pid` (callgrind.PID.N). */
 function readDumps(dir: string, pid: number): Map<string, DumpCost> {
   const dumps = new Map<string, DumpCost>();
+  const perfMap = `/tmp/perf-${pid}.map`;
+  const nameOf = fs.existsSync(perfMap) ? jitNamer(fs.readFileSync(perfMap, 'utf8')) : undefined;
   for (const file of fs.readdirSync(dir).filter((f) => f.startsWith(`callgrind.${pid}.`))) {
-    const dump = parseDump(fs.readFileSync(path.join(dir, file), 'utf8'));
+    const dump = parseDump(fs.readFileSync(path.join(dir, file), 'utf8'), nameOf);
     dumps.set(dump.name, dump);
   }
+  // The map goes with the dumps (and is removed with them unless --keep).
+  if (fs.existsSync(perfMap)) fs.renameSync(perfMap, path.join(dir, path.basename(perfMap)));
   if (!dumps.has('claims') || !dumps.has('idle')) throw new Error(`bench: no claims and idle dumps of ${pid} in ${dir}`);
   return dumps;
 }
@@ -171,14 +185,14 @@ function perClaim(dump: DumpCost, claims: number): InstructionsResult['per_opera
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const { values } = parseArgs({
     options: {
-      claims: { type: 'string' }, warm: { type: 'string' }, only: { type: 'string', multiple: true },
+      claims: { type: 'string' }, warm: { type: 'string' }, only: { type: 'string', multiple: true }, names: { type: 'boolean', default: false },
       top: { type: 'string' }, keep: { type: 'string' }, json: { type: 'boolean', default: false },
     },
   });
   const number = (value: string | undefined) => (value === undefined ? undefined : Number(value));
   const log = (line: string) => process.stderr.write(line + '\n');
   const result = await benchHttpInstructions({
-    claims: number(values.claims), warm: number(values.warm), only: values.only as HttpInstructionsOptions['only'], keep: values.keep, top: number(values.top), log,
+    claims: number(values.claims), warm: number(values.warm), only: values.only as HttpInstructionsOptions['only'], names: values.names, keep: values.keep, top: number(values.top), log,
   });
   process.stdout.write(values.json ? JSON.stringify(result, null, 2) + '\n' : instructionsTable(result).join('\n') + '\n');
 }
