@@ -146,13 +146,12 @@ export async function benchClaimInstructions(options: { claims?: number; warm?: 
   const only = options.only ?? ['claims', 'lean'];
   const dir = options.keep ?? fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-callgrind-'));
   fs.mkdirSync(dir, { recursive: true });
-  const args = [
-    '--tool=callgrind', `--callgrind-out-file=${path.join(dir, 'callgrind.%p')}`,
-    process.execPath, '--single-threaded', '--no-memory-reducer', '--initial-old-space-size=2048', ...(options.names ? ['--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${path.join(dir, 'v8.log')}`] : []), ...SERVER_NODE_ARGS, compiledScript('bench/claim-path.ts'),
+  const [valgrind, ...args] = [
+    ...callgrindCommand(dir), process.execPath, ...CALLGRIND_NODE_FLAGS, ...perfMapFlags(options.names, dir), ...SERVER_NODE_ARGS, compiledScript('bench/claim-path.ts'),
     '--claims', String(claims), '--warm', String(warm), ...only.flatMap((o) => ['--only', o]),
   ];
   const began = performance.now();
-  const child = spawn('valgrind', args, { cwd: ROOT, env: { ...process.env, GATEHOUSE_CALLGRIND: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(valgrind!, args, { cwd: ROOT, env: { ...process.env, GATEHOUSE_CALLGRIND: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   child.stdout.resume();
@@ -163,16 +162,10 @@ export async function benchClaimInstructions(options: { claims?: number; warm?: 
   if (code !== 0) throw new Error(`valgrind exited ${code}: ${stderr}`);
   options.log?.(`callgrind run: ${((performance.now() - began) / 1000).toFixed(0)} s, dumps in ${dir}`);
   const files = fs.readdirSync(dir).filter((f) => /^callgrind\.\d+\.\d+$/.test(f));
-  const pid = files[0]?.split('.')[1];
-  const perfMap = `/tmp/perf-${pid}.map`;
-  const nameOf = fs.existsSync(perfMap) ? jitNamer(fs.readFileSync(perfMap, 'utf8')) : undefined;
+  const nameOf = perfMapNamer(Number(files[0]?.split('.')[1]), dir);
   const dumps = files.map((f) => parseDump(fs.readFileSync(path.join(dir, f), 'utf8'), nameOf));
-  if (fs.existsSync(perfMap)) fs.renameSync(perfMap, path.join(dir, path.basename(perfMap)));
   const result: InstructionsResult = { per_operation: {}, claims, warm };
-  for (const dump of dumps) {
-    const by_category = Object.fromEntries(Object.entries(dump.byCategory).map(([k, v]) => [k, Math.round(v / claims)]));
-    result.per_operation[dump.name] = { instructions: Math.round(dump.instructions / claims), by_category };
-  }
+  for (const dump of dumps) result.per_operation[dump.name] = perClaim(dump, claims);
   if (options.top && options.log) {
     const product = dumps.find((d) => d.name === 'claims');
     const lean = dumps.find((d) => d.name === 'lean');
@@ -180,6 +173,36 @@ export async function benchClaimInstructions(options: { claims?: number; warm?: 
   }
   if (!options.keep) fs.rmSync(dir, { recursive: true, force: true });
   return result;
+}
+
+/** valgrind's callgrind as a command prefix, its dumps in `dir` (callgrind.PID, callgrind.PID.N per dump). */
+export function callgrindCommand(dir: string): string[] {
+  return ['valgrind', '--tool=callgrind', `--callgrind-out-file=${path.join(dir, 'callgrind.%p')}`];
+}
+
+/** The Node flags a counted process runs with (why: this file's first comment). */
+export const CALLGRIND_NODE_FLAGS = ['--single-threaded', '--no-memory-reducer', '--initial-old-space-size=2048'] as const;
+
+/** With `names`, V8 writes its perf map of JIT code; the V8 log that flag turns on goes to `dir`, not the cwd. */
+export function perfMapFlags(names: boolean | undefined, dir: string): string[] {
+  return names ? ['--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${path.join(dir, 'v8.log')}`] : [];
+}
+
+/** Names for process `pid`'s JIT code from its perf map, if it wrote one; the map is moved into `dir`, beside the dumps. */
+export function perfMapNamer(pid: number, dir: string): ((fn: string) => string) | undefined {
+  const perfMap = `/tmp/perf-${pid}.map`;
+  if (!fs.existsSync(perfMap)) return undefined;
+  const namer = jitNamer(fs.readFileSync(perfMap, 'utf8'));
+  fs.renameSync(perfMap, path.join(dir, path.basename(perfMap)));
+  return namer;
+}
+
+/** A dump's counts per claim: in all and by category. */
+export function perClaim(dump: DumpCost, claims: number): InstructionsResult['per_operation'][string] {
+  return {
+    instructions: Math.round(dump.instructions / claims),
+    by_category: Object.fromEntries(Object.entries(dump.byCategory).map(([k, v]) => [k, Math.round(v / claims)])),
+  };
 }
 
 /** The functions whose self cost per claim most exceeds the lean claim's (or, measured alone, the dearest). */

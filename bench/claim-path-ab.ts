@@ -5,11 +5,9 @@
 // ledger or the domain whose effect is a few per cent: HTTP (bench/ab.ts) cannot see that here.
 //
 //   node --import=tsx bench/claim-path-ab.ts --a ../old [--b .] [--pairs 10] -- [claim-path args, e.g. --only claims --claims 4000]
-import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { compiledScript } from './compiled.js';
-import { SERVER_NODE_ARGS } from './http-claims.js';
+import { claimPathInChild } from './claim-path-child.js';
 
 const { values, positionals } = parseArgs({
   options: { a: { type: 'string' }, b: { type: 'string', default: '.' }, pairs: { type: 'string', default: '10' } },
@@ -21,8 +19,7 @@ const args = positionals.length > 0 ? positionals : ['--only', 'claims', '--clai
 
 /** CPU µs per operation of each path claim-path measured, by path name: each tree's claim-path compiled by its own tsc (compiled.ts). */
 function runOnce(tree: string): Map<string, number> {
-  const out = execFileSync(process.execPath, [...SERVER_NODE_ARGS, compiledScript('bench/claim-path.ts', tree), ...args], { cwd: tree, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-  const result = JSON.parse(out.trim().split('\n').at(-1)!) as Record<string, unknown>;
+  const result = claimPathInChild(args, tree) as Record<string, unknown>;
   const costs = new Map<string, number>();
   for (const [name, value] of Object.entries(result)) {
     if (name === 'cpu_us_per_claim') costs.set('claims', value as number);

@@ -26,12 +26,11 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { dumpCost, instructionsTable, jitNamer, parseDump, topExcess, type DumpCost, type InstructionsResult } from './claim-instructions.js';
+import { CALLGRIND_NODE_FLAGS, callgrindCommand, dumpCost, instructionsTable, parseDump, perClaim, perfMapFlags, perfMapNamer, topExcess, type DumpCost, type InstructionsResult } from './claim-instructions.js';
 import { compiledScript } from './compiled.js';
 import { gatewayKeys, leanAccount, NEW_KEY_CLAIM_BODY, post, startChild, withGatehouse, type BenchServer } from './http-claims.js';
 
 const CONNECTIONS = 50;
-const VALGRIND_NODE_FLAGS = ['--single-threaded', '--no-memory-reducer', '--initial-old-space-size=2048'];
 
 export interface HttpInstructionsOptions {
   claims?: number;
@@ -60,19 +59,26 @@ export async function benchHttpInstructions(options: HttpInstructionsOptions = {
   fs.mkdirSync(dir, { recursive: true });
   const counted = new Map<string, ServerCounts>();
   try {
+    /** Where one server's dumps (and perf map) go. */
+    const serverDir = (name: string) => {
+      const serverDumps = path.join(dir, name);
+      fs.mkdirSync(serverDumps, { recursive: true });
+      return serverDumps;
+    };
     if (only.includes('product')) {
-      const wrapper = valgrind(path.join(dir, 'product'));
-      const nodeArgs = [...VALGRIND_NODE_FLAGS, ...perfMapFlags(options.names, path.join(dir, 'product'))];
-      counted.set('claims', await withGatehouse({ kind: 'sqlite', wrapper, nodeArgs }, 1, false, [], async ([server]) => {
+      const productDir = serverDir('product');
+      const nodeArgs = [...CALLGRIND_NODE_FLAGS, ...perfMapFlags(options.names, productDir)];
+      counted.set('claims', await withGatehouse({ kind: 'sqlite', wrapper: callgrindCommand(productDir), nodeArgs }, 1, false, [], async ([server]) => {
         const keys = await gatewayKeys(server!);
-        return countServer('product', server!, (i) => ({ authorization: `Bearer ${keys[i % keys.length]}` }), { claims, warm, dir: path.join(dir, 'product'), log });
+        return countServer('product', server!, (i) => ({ authorization: `Bearer ${keys[i % keys.length]}` }), { claims, warm, dir: productDir, log });
       }));
     }
     if (only.includes('lean')) {
-      const nodeArgs = [...VALGRIND_NODE_FLAGS, ...perfMapFlags(options.names, path.join(dir, 'lean'))];
-      const lean = await startChild('lean claim', [...nodeArgs, compiledScript('bench/lean-claim.ts')], /listening on (http:\/\/\S+)/, {}, valgrind(path.join(dir, 'lean')));
+      const leanDir = serverDir('lean');
+      const nodeArgs = [...CALLGRIND_NODE_FLAGS, ...perfMapFlags(options.names, leanDir)];
+      const lean = await startChild('lean claim', [...nodeArgs, compiledScript('bench/lean-claim.ts')], /listening on (http:\/\/\S+)/, {}, callgrindCommand(leanDir));
       try {
-        counted.set('lean', await countServer('lean', lean, leanAccount, { claims, warm, dir: path.join(dir, 'lean'), log }));
+        counted.set('lean', await countServer('lean', lean, leanAccount, { claims, warm, dir: leanDir, log }));
       } finally {
         await lean.stop();
       }
@@ -91,17 +97,6 @@ export async function benchHttpInstructions(options: HttpInstructionsOptions = {
   }
   if (options.top && net.get('claims')) for (const line of topExcess(net.get('claims')!, net.get('lean'), claims, options.top)) log(line);
   return result;
-}
-
-/** With `names`, V8's perf map of its JIT code (its log, which the flag turns on, in `dir`). */
-function perfMapFlags(names: boolean | undefined, dir: string): string[] {
-  return names ? ['--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${path.join(dir, 'v8.log')}`] : [];
-}
-
-/** valgrind's callgrind as a command prefix, its dumps in `dir`. */
-function valgrind(dir: string): string[] {
-  fs.mkdirSync(dir, { recursive: true });
-  return ['valgrind', '--tool=callgrind', `--callgrind-out-file=${path.join(dir, 'callgrind.%p')}`];
 }
 
 async function countServer(
@@ -156,14 +151,11 @@ function control(pid: number, action: string): Promise<void> {
 /** The named dumps callgrind wrote for `pid` (callgrind.PID.N). */
 function readDumps(dir: string, pid: number): Map<string, DumpCost> {
   const dumps = new Map<string, DumpCost>();
-  const perfMap = `/tmp/perf-${pid}.map`;
-  const nameOf = fs.existsSync(perfMap) ? jitNamer(fs.readFileSync(perfMap, 'utf8')) : undefined;
+  const nameOf = perfMapNamer(pid, dir);
   for (const file of fs.readdirSync(dir).filter((f) => f.startsWith(`callgrind.${pid}.`))) {
     const dump = parseDump(fs.readFileSync(path.join(dir, file), 'utf8'), nameOf);
     dumps.set(dump.name, dump);
   }
-  // The map goes with the dumps (and is removed with them unless --keep).
-  if (fs.existsSync(perfMap)) fs.renameSync(perfMap, path.join(dir, path.basename(perfMap)));
   if (!dumps.has('claims') || !dumps.has('idle')) throw new Error(`bench: no claims and idle dumps of ${pid} in ${dir}`);
   return dumps;
 }
@@ -173,13 +165,6 @@ function subtract(a: DumpCost, b: DumpCost, times: number): DumpCost {
   const byFunction = new Map(a.byFunction);
   for (const [key, cost] of b.byFunction) byFunction.set(key, Math.max(0, (byFunction.get(key) ?? 0) - cost * times));
   return dumpCost(a.name, byFunction);
-}
-
-function perClaim(dump: DumpCost, claims: number): InstructionsResult['per_operation'][string] {
-  return {
-    instructions: Math.round(dump.instructions / claims),
-    by_category: Object.fromEntries(Object.entries(dump.byCategory).map(([k, v]) => [k, Math.round(v / claims)])),
-  };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

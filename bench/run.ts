@@ -4,14 +4,13 @@
 //   npm run bench               the full run (about 5 minutes on 2 cores; under 10)
 //   npm run bench -- --quick    a smoke run of about a minute (1-s slices, one round, small fixtures)
 //   npm run bench -- --only http-claims --profile     (also --only proxy: the proxy's profile)
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { benchHttpClaims, CYCLES_TARGET, gatewayKeys, SERVER_NODE_ARGS, withGatehouse, type HttpClaimsResult, type Rate } from './http-claims.js';
-import { compiledScript } from './compiled.js';
+import { benchHttpClaims, CYCLES_TARGET, gatewayKeys, withGatehouse, type HttpClaimsResult, type Rate } from './http-claims.js';
+import { claimPathInChild } from './claim-path-child.js';
 import { proxyMarkdown, type ProxyBenchResult } from './proxy.js';
 
 const BENCH = path.dirname(fileURLToPath(import.meta.url));
@@ -44,10 +43,7 @@ const MODULES: Array<{ name: string; run?: Runner }> = [
   {
     name: 'claim-path',
     // A child running tsc's JavaScript, as the service runs (compiled.ts), with the service's Node flags.
-    run: async () => {
-      const out = execFileSync(process.execPath, [...SERVER_NODE_ARGS, compiledScript('bench/claim-path.ts'), ...(quick ? ['--claims', '2000'] : [])], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-      return JSON.parse(out.trim().split('\n').at(-1)!) as unknown;
-    },
+    run: async () => claimPathInChild(quick ? ['--claims', '2000'] : []),
   },
   {
     name: 'verify',
