@@ -41,7 +41,7 @@ export function errorMiddleware(logger: Logger, metrics: Metrics, routeOf: (ctx:
     } catch (error) {
       answerError(ctx, error, logger, outages);
     } finally {
-      metrics.requestSeconds.observe({ method: ctx.method, route: routeOf(ctx) ?? 'unmatched', status: String(ctx.status) }, (performance.now() - began) / 1000);
+      metrics.requestLatency.observe(ctx.method, routeOf(ctx) ?? 'unmatched', ctx.status, (performance.now() - began) / 1000);
     }
   };
 }

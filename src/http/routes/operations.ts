@@ -31,10 +31,10 @@ export function operationRoutes(deps: Pick<AppContext, 'operations' | 'metrics'>
       answer = await operations().claim(principal, key, body, workScopeOf(ctx));
     } catch (error) {
       // Refusals that are claim outcomes of their own (a changed payload, a busy scope) are counted too.
-      if (error instanceof DomainError && (error.code === 'fingerprint_mismatch' || error.code === 'scope_busy')) deps.metrics.claims.inc({ outcome: error.code });
+      if (error instanceof DomainError && (error.code === 'fingerprint_mismatch' || error.code === 'scope_busy')) deps.metrics.countClaim(error.code);
       throw error;
     }
-    deps.metrics.claims.inc({ outcome: answer.outcome });
+    deps.metrics.countClaim(answer.outcome);
     sendClaimAnswer(ctx, answer);
   });
 
