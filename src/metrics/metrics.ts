@@ -101,7 +101,7 @@ export class Metrics {
 
   /**
    * One claim answered. Counted in a Map, not by the Counter's inc(): prom-client's inc with a
-   * label costs ~5,000 instructions (a string key built and hashed per call), once per claim.
+   * label costs ~0.2 µs and ~1,900 instructions (a string key built and looked up per call), once per claim.
    */
   countClaim(outcome: string): void {
     this.#claimsByOutcome.set(outcome, (this.#claimsByOutcome.get(outcome) ?? 0) + 1);
