@@ -15,11 +15,12 @@ export interface MetricSources {
 
 /**
  * The service's Prometheus metrics (prom-client, one registry per context so tests and several
- * contexts in one process never share counters). Counters are bumped where the work is done —
- * those bumped on every request (claim outcomes, request latency) in plain maps and typed arrays
- * that prom-client reads when /metrics is scraped, because its own per-call label handling cost
- * ~1 µs a request (request-latency.ts); what the database already knows (events stored, checkpoint age) is read at scrape time, so it
- * counts only what committed, across every instance on a shared PostgreSQL.
+ * contexts in one process never share counters). Counters are bumped where the work is done.
+ * Those bumped on every request (claim outcomes, request latency) are plain maps and typed arrays
+ * that prom-client reads when /metrics is scraped: its own per-call label handling cost ~1 µs a
+ * request (request-latency.ts). What the database already knows (events stored, checkpoint age)
+ * is read at scrape time, so it counts only what committed, across every instance on a shared
+ * PostgreSQL.
  */
 export class Metrics {
   readonly registry = new Registry();
