@@ -8,6 +8,9 @@
 // measures it without incident review's indexes and trigger and without fsync (what it is made of).
 // On PostgreSQL it also reads the CPU of the service's own backends (from /proc, by the pids
 // pg_stat_activity gives for application_name 'gatehouse'): the database's share of each operation.
+// On Linux each cost also says how much of its CPU V8's helper threads spent (its optimising
+// compiler, its parallel GC): with the default warm-up the compiler is still at work on the product's
+// claim path, which `npm run bench` therefore also measures after --warm 20000.
 //
 //   npx tsx bench/claim-path.ts [--postgres] [--claims N] [--warm N] [--in-flight N] [--only claims|lean|reports|replays] [--lean-parts] [--profile DIR]
 //
@@ -32,6 +35,12 @@ export interface PathCost {
   count: number;
   per_sec: number;
   cpu_us: number;
+  /**
+   * Linux: of cpu_us, what the process's other threads spent: V8's optimising compiler and its
+   * parallel GC (better-sqlite3 runs on the main thread). Large while V8 is still compiling the
+   * code a claim runs, so it tells a cold measurement from a warm one.
+   */
+  helper_threads_cpu_us?: number;
   /** PostgreSQL only: the service's backends' CPU per operation. */
   database_cpu_us?: number;
 }
@@ -41,6 +50,7 @@ export interface ClaimPathResult {
   claims?: number;
   claims_per_sec?: number;
   cpu_us_per_claim?: number;
+  helper_threads_cpu_us_per_claim?: number;
   database_cpu_us_per_claim?: number;
   /** The lean claim's new-key claims (SQLite): the floor of cpu_us_per_claim. */
   lean?: PathCost;
@@ -97,6 +107,7 @@ export async function benchClaimPath(options: ClaimPathOptions = {}): Promise<Cl
       result.claims = claims.count;
       result.claims_per_sec = claims.per_sec;
       result.cpu_us_per_claim = claims.cpu_us;
+      if (claims.helper_threads_cpu_us !== undefined) result.helper_threads_cpu_us_per_claim = claims.helper_threads_cpu_us;
       if (claims.database_cpu_us !== undefined) result.database_cpu_us_per_claim = claims.database_cpu_us;
     }
     if (wanted('lean') && !options.postgres) {
@@ -138,13 +149,19 @@ async function measure(count: number, run: () => Promise<unknown>, backends: num
   const profiler = profileFile ? await startProfiler() : null;
   await callgrind('--zero');
   const databaseBefore = jiffies(backends);
+  const threadsBefore = threadCpuNs();
   const cpu = process.cpuUsage();
   const began = performance.now();
   await run();
   await callgrind(`--dump=${name}`);
   const used = process.cpuUsage(cpu);
   const seconds = (performance.now() - began) / 1000;
+  const threadsAfter = threadCpuNs();
   const cost: PathCost = { count, per_sec: Math.round(count / seconds), cpu_us: Math.round((used.user + used.system) / count) };
+  if (threadsBefore && threadsAfter) {
+    const helpers = (threadsAfter.all - threadsBefore.all) - (threadsAfter.main - threadsBefore.main);
+    cost.helper_threads_cpu_us = Math.round(helpers / 1000 / count);
+  }
   if (backends.length > 0) cost.database_cpu_us = Math.round(((jiffies(backends) - databaseBefore) * 10_000) / count);
   if (profiler && profileFile) {
     const { profile } = await profiler.post('Profiler.stop');
@@ -322,6 +339,29 @@ async function backendPids(store: StoreLocation): Promise<number[]> {
     return rows.map((row) => row.pid);
   } finally {
     await client.end();
+  }
+}
+
+/**
+ * CPU nanoseconds this process's threads have run, all of them and the main thread (Linux's
+ * per-thread schedstat: nanoseconds, where /proc's stat counts 10-ms ticks); null without /proc.
+ * A thread that exits in between takes its time with it: V8's helper threads live as long as the
+ * process.
+ */
+function threadCpuNs(): { all: number; main: number } | null {
+  const ranNs = (file: string) => Number(fs.readFileSync(file, 'utf8').split(' ')[0]);
+  try {
+    let all = 0;
+    for (const tid of fs.readdirSync('/proc/self/task')) {
+      try {
+        all += ranNs(`/proc/self/task/${tid}/schedstat`);
+      } catch {
+        // exited since the directory was read
+      }
+    }
+    return { all, main: ranNs(`/proc/self/task/${process.pid}/schedstat`) };
+  } catch {
+    return null;
   }
 }
 
