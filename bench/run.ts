@@ -19,7 +19,7 @@ const quick = values.quick;
 // The smoke run checks that every bench runs and prints; its numbers are rough, so it is kept near a minute.
 const seconds = quick ? 1 : 10;
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
-/** Claims after which claim-path's `warmed` measurement starts: V8 has compiled the claim path by then. */
+/** Claims after which claim-path's `warmed` measurement starts: V8 has all but compiled the claim path by then. */
 const WARMED_CLAIMS = 20_000;
 
 type Runner = (mod: Record<string, unknown>) => Promise<unknown>;
@@ -47,7 +47,7 @@ const MODULES: Array<{ name: string; run?: Runner }> = [
     // A child running tsc's JavaScript, as the service runs (compiled.ts), with the service's Node flags.
     // After the default 500 claims of warm-up V8 is still compiling the product's claim path (its
     // helper threads' share shows it); `warmed` measures claims and the lean claim again in a fresh
-    // child after 20,000 of each, by when it has finished (BENCHMARKS.md, thirty-fifth session).
+    // child after 20,000 of each, by when it has all but finished (BENCHMARKS.md, thirty-fifth session).
     run: async () => quick
       ? claimPathInChild(['--claims', '2000'])
       : { ...claimPathInChild([]), warmed: claimPathInChild(['--only', 'claims', '--only', 'lean', '--warm', String(WARMED_CLAIMS)]) },
