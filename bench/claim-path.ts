@@ -349,20 +349,24 @@ async function backendPids(store: StoreLocation): Promise<number[]> {
  * process.
  */
 function threadCpuNs(): { all: number; main: number } | null {
-  const ranNs = (file: string) => Number(fs.readFileSync(file, 'utf8').split(' ')[0]);
+  let tids: string[];
   try {
-    let all = 0;
-    for (const tid of fs.readdirSync('/proc/self/task')) {
-      try {
-        all += ranNs(`/proc/self/task/${tid}/schedstat`);
-      } catch {
-        // exited since the directory was read
-      }
-    }
-    return { all, main: ranNs(`/proc/self/task/${process.pid}/schedstat`) };
+    tids = fs.readdirSync('/proc/self/task');
   } catch {
     return null;
   }
+  let all = 0;
+  let main: number | null = null;
+  for (const tid of tids) {
+    try {
+      const ran = Number(fs.readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      all += ran;
+      if (tid === String(process.pid)) main = ran;
+    } catch {
+      // exited since the directory was read
+    }
+  }
+  return main === null ? null : { all, main };
 }
 
 /** utime + stime of the processes, in jiffies (10 ms); a process gone since is counted as 0. */
