@@ -109,10 +109,11 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       process.stderr.write(`gatehouse: warning: webhook links to the approver pages will point to ${server.url}, every address this service listens on, which nobody can open; give --public-url with the URL people reach it at\n`);
     }
     const stop = async () => {
-      await witnessing?.stop();
       await server.close();
-      // A last signed checkpoint on a clean stop, so an auditor's saved checkpoint covers everything written.
+      // A last signed checkpoint on a clean stop, so an auditor's saved checkpoint covers everything written;
+      // then the witnesses' last pass cosigns it (witnessing.ts), so verify --witness-key passes on what the stop left.
       await context.ledger.checkpointGrownChains().catch((err) => context.logger.error({ err }, 'final checkpoint failed'));
+      await witnessing?.stop();
       await context.close();
     };
     // The first signal stops gracefully: requests received are answered first (server.close()),

@@ -6,9 +6,15 @@
  * Off the request path entirely: each witness has its own loop that looks for checkpoints it
  * has not cosigned, so a claim never waits for a witness and a slow or dead witness delays
  * nothing but its own cosignature (it is retried with backoff, and catches up from the size it
- * last cosigned once it is back). A 409 names the size the witness holds; the proof is then
- * built from that size. A witness that holds a size beyond this log's (the log was rolled
- * back) or refuses the proof (the log forked) is reported, never "fixed".
+ * last cosigned once it is back). Every checkpoint goes, oldest first, not only an account's
+ * newest: an auditor may have saved any of them (`prove --checkpoint`), and evidence bound to one
+ * no witness saw could never meet `--min-witnesses`. A 409 names the size the witness holds; the
+ * proof is then built from that size. A witness that holds a size beyond this log's (the log was
+ * rolled back) or refuses the proof (the log forked) is reported, never "fixed".
+ *
+ * A clean stop ends with one last pass (`stop`), after the service signed its final checkpoints,
+ * so that a stopped service's newest checkpoints are cosigned and `verify --witness-key` passes
+ * on its database; a witness that is down then costs the stop at most FINAL_PASS_MS.
  */
 import type { Logger } from 'pino';
 import { checkCosignatures, type CosignerKey } from '../core/cosignature.js';
@@ -36,6 +42,8 @@ const POLL_MS = 500;
 const MAX_BACKOFF_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 10_000;
 const QUORUM_GRACE_MS = 60_000;
+/** The longest a clean stop waits for the witnesses to cosign the checkpoints signed at the stop. */
+export const FINAL_PASS_MS = 3_000;
 
 class WitnessRefused extends Error {}
 
@@ -44,6 +52,8 @@ export class Witnessing {
   readonly #targets: WitnessTarget[];
   readonly #quorum: number;
   #stopped = false;
+  /** Aborted by `stop`: a submission in flight is dropped (the final pass makes it again). */
+  readonly #running = new AbortController();
   readonly #loops: Promise<void>[] = [];
   readonly #wake = new Set<() => void>();
   readonly #warned = new Set<string>();
@@ -78,10 +88,19 @@ export class Witnessing {
     });
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops the loops, then makes one last pass per witness, for at most `finalPassMs`: called once
+   * the service has signed its final checkpoints, it gets them cosigned. A witness that refuses or
+   * does not answer in time is logged, as in the loop, and the stop goes on.
+   */
+  async stop(finalPassMs = FINAL_PASS_MS): Promise<void> {
     this.#stopped = true;
+    this.#running.abort();
     for (const wake of this.#wake) wake();
     await Promise.all(this.#loops);
+    if (finalPassMs <= 0) return;
+    const deadline = AbortSignal.timeout(finalPassMs);
+    await Promise.all(this.#targets.map((target) => this.#submitPending(target, deadline).catch((err) => this.#report(target, err))));
   }
 
   async #sleep(ms: number): Promise<void> {
@@ -101,42 +120,53 @@ export class Witnessing {
     let backoff = POLL_MS;
     while (!this.#stopped) {
       try {
-        await this.#submitPending(target);
+        await this.#submitPending(target, this.#running.signal);
         backoff = POLL_MS;
       } catch (err) {
-        const level = err instanceof WitnessRefused ? 'error' : 'warn';
-        this.#deps.logger[level]({ witness: target.key.name, url: target.url, err: (err as Error).message }, 'witness did not cosign');
+        if (this.#stopped) return;
+        this.#report(target, err);
         backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
       }
       await this.#sleep(backoff);
     }
   }
 
-  /** The newest checkpoint of each account this witness has not cosigned yet. */
-  async #submitPending(target: WitnessTarget): Promise<void> {
+  #report(target: WitnessTarget, err: unknown): void {
+    const level = err instanceof WitnessRefused ? 'error' : 'warn';
+    this.#deps.logger[level]({ witness: target.key.name, url: target.url, err: (err as Error).message }, 'witness did not cosign');
+  }
+
+  /** Every checkpoint above the newest one this witness cosigned, per account, oldest first; until `signal` aborts. */
+  async #submitPending(target: WitnessTarget, signal: AbortSignal): Promise<void> {
     const db = this.#deps.store.db;
     const newest = await db.selectFrom('checkpoints').select(['account_id', (eb) => eb.fn.max('tree_size').as('size')]).groupBy('account_id').execute();
     const cosigned = await db.selectFrom('checkpoint_cosignatures').select(['account_id', (eb) => eb.fn.max('tree_size').as('size')])
       .where('witness', '=', target.key.text).groupBy('account_id').execute();
     const last = new Map(cosigned.map((r) => [r.account_id, Number(r.size)]));
     const behind = newest.filter(({ account_id: accountId, size }) => (last.get(accountId) ?? 0) < Number(size));
-    // Noted before submitting: a witness that is down fails the first submission.
-    const since = new Map<string, number>();
+    const pending = new Map<string, Array<{ size: number; createdAt: number }>>();
     for (const { account_id: accountId } of behind) {
-      const oldest = await db.selectFrom('checkpoints').select('created_at')
-        .where('account_id', '=', accountId).where('tree_size', '>', last.get(accountId) ?? 0)
-        .orderBy('tree_size').limit(1).executeTakeFirst();
-      if (oldest !== undefined) since.set(accountId, Date.parse(oldest.created_at));
+      const rows = await db.selectFrom('checkpoints').select(['tree_size', 'created_at'])
+        .where('account_id', '=', accountId).where('tree_size', '>', last.get(accountId) ?? 0).orderBy('tree_size').execute();
+      pending.set(accountId, rows.map((r) => ({ size: Number(r.tree_size), createdAt: Date.parse(r.created_at) })));
     }
+    // Noted before submitting (a witness that is down fails the first submission), and moved on as each is cosigned.
+    const since = new Map([...pending].filter(([, rows]) => rows.length > 0).map(([accountId, rows]) => [accountId, rows[0]!.createdAt]));
     this.#behindSince.set(target.key.text, since);
-    for (const { account_id: accountId, size } of behind) {
-      if (this.#stopped) return;
-      await this.#submit(target, accountId, Number(size), last.get(accountId) ?? 0);
-      since.delete(accountId);
+    for (const [accountId, rows] of pending) {
+      let cosignedSize = last.get(accountId) ?? 0;
+      for (const [i, { size }] of rows.entries()) {
+        if (signal.aborted) return;
+        await this.#submit(target, accountId, size, cosignedSize, signal);
+        cosignedSize = size;
+        const next = rows[i + 1];
+        if (next) since.set(accountId, next.createdAt);
+        else since.delete(accountId);
+      }
     }
   }
 
-  async #submit(target: WitnessTarget, accountId: string, size: number, lastCosigned: number): Promise<void> {
+  async #submit(target: WitnessTarget, accountId: string, size: number, lastCosigned: number, signal: AbortSignal): Promise<void> {
     const { store, clock } = this.#deps;
     const checkpoint = await store.db.selectFrom('checkpoints').selectAll()
       .where('account_id', '=', accountId).where('tree_size', '=', size).executeTakeFirstOrThrow();
@@ -150,7 +180,7 @@ export class Witnessing {
       const proof = await consistencyProofOf(store.db, accountId, old, size);
       const body = formatAddCheckpoint(old, proof.hashes.map((h) => Buffer.from(h, 'hex')), checkpoint.note);
       const response = await fetch(`${target.url.replace(/\/+$/, '')}/add-checkpoint`, {
-        method: 'POST', body, headers: { 'content-type': 'text/plain; charset=utf-8' }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        method: 'POST', body, headers: { 'content-type': 'text/plain; charset=utf-8' }, signal: AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]),
       });
       const text = await response.text();
       if (response.status === 409) {

@@ -178,6 +178,55 @@ test('a witness that is down delays only its cosignature: claims go on, and the 
   t.is(await lagUntil(server, setup, witnessName, (s) => s === 0), 0, 'caught up: no lag');
 });
 
+test('checkpoints signed while a witness was down are each cosigned once it is back, not only the newest', async (t) => {
+  const setup = await initLedger(t);
+  const port = await freePort();
+  const { dir, cleanup } = tempDir('gatehouse-witness-');
+  t.teardown(cleanup);
+  const witnessArgs = [`gatehouse/${setup.ledgerId}/=${setup.logVkey}`];
+  let witness = await startWitness(dir, witnessArgs, port);
+  const server = await serve(setup, witness);
+  t.teardown(() => server.stop());
+  await claims(server, setup, 'before', 2);
+  await cosigned(server, setup, (await checkpointNow(server, setup)).tree_size);
+
+  await witness.stop();
+  await claims(server, setup, 'down-a', 2);
+  const missedA = await checkpointNow(server, setup);
+  await claims(server, setup, 'down-b', 2);
+  const missedB = await checkpointNow(server, setup);
+  witness = await startWitness(dir, witnessArgs, port);
+  t.teardown(() => witness.stop());
+  await cosigned(server, setup, missedB.tree_size);
+
+  // An auditor may have saved the older one (prove --checkpoint): it must be witnessed too.
+  const listed = await httpRequest(server.url, 'GET', `/v1/audit/checkpoints?account_id=${ACCOUNT}&after_size=${missedA.tree_size - 1}&limit=1`, { key: setup.adminKey });
+  t.is(listed.status, 200, listed.text);
+  t.is(listed.body.items[0].tree_size, missedA.tree_size);
+  t.is(listed.body.items[0].cosignatures, 1, 'the checkpoint signed while the witness was down, and superseded before it came back, is cosigned');
+  t.true(cosignatureVerifies(listed.body.items[0].note.trimEnd().split('\n').at(-1)!, listed.body.items[0].note, witness.vkey).ok);
+});
+
+test('a clean stop has its final checkpoint cosigned: verify --witness-key passes on the database it leaves', async (t) => {
+  const setup = await initLedger(t);
+  const witness = await witnessFor(t, setup);
+  t.teardown(() => witness.stop());
+  const server = await serve(setup, witness);
+  await claims(server, setup, 'cosigned', 2);
+  await cosigned(server, setup, (await checkpointNow(server, setup)).tree_size);
+  // Events after the last checkpoint: the stop signs one more, which no running loop sends.
+  await claims(server, setup, 'at-stop', 3);
+  await server.stop();
+
+  const strict = await verifyWith(setup, ['--witness-key', witness.vkey, '--min-witnesses', '1']);
+  t.is(strict.code, 0, strict.stdout + strict.stderr);
+  t.regex(strict.stdout, /account acme: intact/);
+  const sqlite = new BetterSqlite3(setup.db, { readonly: true });
+  const events = (sqlite.prepare('SELECT max(seq) AS n FROM events WHERE account_id = ?').get(ACCOUNT) as { n: number }).n;
+  sqlite.close();
+  t.is((await witnessHolds(witness, setup)).size, events, 'the witness cosigned the stop\'s checkpoint, which covers every event');
+});
+
 /** Scrapes GET /metrics until the witness's cosignature lag satisfies `ok` (the submitter runs in the background); returns it. */
 async function lagUntil(server: SpawnedGatehouse, setup: Setup, witness: string, ok: (seconds: number) => boolean, timeoutMs = 30_000): Promise<number> {
   const deadline = Date.now() + timeoutMs;
