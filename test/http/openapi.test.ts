@@ -99,9 +99,13 @@ test('the served document inlines the request schemas and every reference in it 
   t.deepEqual(claim.properties.agent_run_id, { type: ['string', 'null'], minLength: 1, maxLength: 255, pattern: '^[^\\u0000]*$' });
 });
 
-test('the document is served at /v1/openapi.json without a key', async (t) => {
+test('the document is served at /v1/openapi.json to any valid key, and to no one without one (CONTRACT §1 leaves only keys and healthz open)', async (t) => {
   const app = await startTestApp(t, 'sqlite');
-  const response = await app.request('GET', '/v1/openapi.json');
+  const keyless = await app.request('GET', '/v1/openapi.json');
+  t.is(keyless.status, 401);
+  t.is(keyless.body.error.code, 'unauthenticated');
+  const approver = await app.keyFor('acme', 'approver');
+  const response = await app.request('GET', '/v1/openapi.json', { key: approver });
   t.is(response.status, 200);
   t.is(response.body.openapi, '3.1.0');
   t.deepEqual(response.body, JSON.parse(JSON.stringify(servedOpenapi())));

@@ -27,12 +27,16 @@ export function servedOpenapi(): typeof openapi {
   return { ...openapi, components: { ...openapi.components, schemas: schemas as typeof openapi.components.schemas } };
 }
 
-/** The OpenAPI 3.1 document of every route; a test walks the routers and fails on any route it lacks. */
+/**
+ * The OpenAPI 3.1 document of every route; a test walks the routers and fails on any route it lacks.
+ * Any valid key reads it: the contract leaves only GET /v1/keys and GET /v1/healthz open (§1),
+ * and the same document ships without a key in the package and the repository (schema/).
+ */
 export function openapiRoutes(): RouteModule {
   const document = servedOpenapi();
   const router = newRouter();
   router.get('/v1/openapi.json', (ctx) => {
     ctx.body = document;
   });
-  return { router, publicPaths: ['/v1/openapi.json'] };
+  return { router };
 }
