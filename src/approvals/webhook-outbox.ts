@@ -7,12 +7,12 @@ export interface WebhookOutboxOptions {
   target: () => WebhookTarget | null;
   /** Where the approver page is reachable, for the `url` member; null until the server knows. */
   publicBaseUrl: () => string | null;
-  /** Waits between tries; one more try than waits. */
+  /** Waits between tries, the last one repeated for as long as the approval waits for a decision. */
   backoffMs?: number[];
 }
 
-/** Doubling from 1 s to 5 min, then every 5 min: 20 tries over about an hour before giving up. */
-const DEFAULT_BACKOFF_MS = Array.from({ length: 19 }, (_, i) => Math.min(1000 * 2 ** i, 300_000));
+/** Doubling from 1 s to 5 min, then every 5 min. */
+const DEFAULT_BACKOFF_MS = Array.from({ length: 10 }, (_, i) => Math.min(1000 * 2 ** i, 300_000));
 /** Rows claimed per pass. */
 const BATCH = 20;
 /** An instance owns a claimed row this long: longer than one try (10 s), short enough that a crashed instance's rows come back soon. */
@@ -27,6 +27,12 @@ const POLL_MS = 2_000;
  * and deletes a row once delivered or reschedules it with exponential backoff. After-commit
  * wakes the loop, so a delivery starts as soon as its request committed, and never after a
  * rollback; a crash loses nothing: the rows are found again on restart.
+ *
+ * At least once (CONTRACT §13), for as long as the notice asks for something: a delivery is
+ * tried until the receiver takes it, or until its approval no longer waits for a decision
+ * (decided, or past its expiry), when it is given up, since there is nothing left to approve.
+ * A fixed number of tries would drop the notice of an approval that still waits, when its
+ * receiver is down for longer than the tries last.
  */
 export class WebhookOutbox {
   /** Waits between tries; tests shorten them. */
@@ -137,6 +143,13 @@ export class WebhookOutbox {
       .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<=', now)]));
   }
 
+  /** Pending and not past its expiry: an approver can still act on the notice. */
+  private async awaitsDecision(approvalId: string, now: number): Promise<boolean> {
+    const approval = await this.deps.store.db.selectFrom('approvals').select(['state', 'expires_at'])
+      .where('id', '=', approvalId).executeTakeFirst();
+    return approval !== undefined && approval.state === 'pending' && Number(approval.expires_at) > now;
+  }
+
   private async deliver(target: WebhookTarget, approvalId: string, attempts: number): Promise<void> {
     const body = await webhookBody(this.deps, approvalId, this.options.publicBaseUrl());
     const failure = body === null ? null : await postWebhook(this.deps, target, body);
@@ -146,9 +159,10 @@ export class WebhookOutbox {
     }
     const tried = attempts + 1;
     const now = this.deps.clock.now();
-    const giveUp = tried > this.backoffMs.length;
-    const wait = giveUp ? 0 : this.backoffMs[tried - 1]!;
-    this.deps.logger.warn({ approval_id: approvalId, attempt: tried, error: failure }, giveUp ? 'approval webhook not delivered: gave up' : 'approval webhook not delivered yet');
+    const giveUp = !(await this.awaitsDecision(approvalId, now));
+    const wait = giveUp ? 0 : this.backoffMs[Math.min(tried, this.backoffMs.length) - 1]!;
+    this.deps.logger.warn({ approval_id: approvalId, attempt: tried, error: failure },
+      giveUp ? 'approval webhook not delivered: gave up, the approval no longer waits for a decision' : 'approval webhook not delivered yet');
     await this.deps.store.transact((trx) => trx.updateTable('webhook_outbox')
       .set({ attempts: tried, next_attempt_at: now + wait, claimed_until: null, failed_at: giveUp ? now : null, last_error: failure })
       .where('approval_id', '=', approvalId).execute());

@@ -36,12 +36,18 @@ test('[sqlite] each failed try is logged with its cause, and no line carries the
   const sink = new Writable({ write(chunk, _encoding, done) { lines.push(String(chunk)); done(); } });
   const port = await freePort(); // nobody listens: connection refused
   const url = `http://127.0.0.1:${port}/hook?token=tok_never_logged`;
-  const app = await startApprovalApp(t, 'sqlite', paymentsPolicy({}, { webhook: { url, secret: SECRET } }), { logger: pino({ level: 'info' }, sink) });
-  app.context.approvals.webhook.backoffMs = [10];
+  const app = await startApprovalApp(t, 'sqlite', paymentsPolicy({ request_ttl_seconds: 1 }, { webhook: { url, secret: SECRET } }), { logger: pino({ level: 'info' }, sink) });
+  app.context.approvals.webhook.backoffMs = [10, 50];
   t.is((await app.claim(newKey(), payment())).status, 202);
   await app.context.approvals.webhook.idle();
   const tries = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => String(line.msg).startsWith('approval webhook not delivered'));
-  t.deepEqual(tries.map((line) => line.msg), ['approval webhook not delivered yet', 'approval webhook not delivered: gave up']);
+  // Tried every 50 ms while the approval waited (1 s), then given up once with the reason.
+  t.true(tries.length > 3, `${tries.length} tries`);
+  t.deepEqual(tries.map((line) => line.msg), [
+    ...Array(tries.length - 1).fill('approval webhook not delivered yet'),
+    'approval webhook not delivered: gave up, the approval no longer waits for a decision',
+  ]);
+  t.deepEqual(tries.map((line) => line.attempt), tries.map((_, i) => i + 1));
   for (const line of tries) t.is(line.error, `unreachable: TypeError: fetch failed (connect ECONNREFUSED 127.0.0.1:${port})`);
   const all = lines.join('');
   t.false(all.includes(SECRET));

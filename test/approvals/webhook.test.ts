@@ -60,7 +60,7 @@ for (const kind of await storeKinds()) {
     t.is(delivered!.headers['content-type'], 'application/json');
   });
 
-  test(`[${kind}] a webhook that does not answer neither blocks nor fails the claim, and delivery gives up after five tries`, async (t) => {
+  test(`[${kind}] a webhook that does not answer neither blocks nor fails the claim; delivery is tried past its backoff list while the approval waits, and given up once it expired`, async (t) => {
     // The endpoint holds every request open until released: a claim that waited for delivery would never answer.
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
@@ -76,13 +76,19 @@ for (const kind of await storeKinds()) {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-    const app = await startApprovalApp(t, kind, paymentsPolicy({}, { webhook: { url, secret: SECRET } }));
+    const app = await startApprovalApp(t, kind, paymentsPolicy({ request_ttl_seconds: 2 }, { webhook: { url, secret: SECRET } }));
     app.context.approvals.webhook.backoffMs = [10, 20, 40, 80];
     const claim = await app.claim(newKey(), payment());
     t.is(claim.status, 202, claim.text);
+    t.deepEqual(await app.eventTypes(), ['attempted', 'approval_requested']);
     release();
     await app.context.approvals.webhook.idle();
-    t.is(tries, 5);
-    t.deepEqual(await app.eventTypes(), ['attempted', 'approval_requested']);
+    const expiresAt = Date.parse(claim.body.approval.expires_at);
+    t.true(Date.now() >= expiresAt, 'given up only once the approval expired');
+    // Five tries take the list to its end (~150 ms); every 80 ms after that for the rest of the approval's 2 s.
+    t.true(tries > 10, `tried ${tries} times`);
+    const given = tries;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    t.is(tries, given, 'no try after giving up');
   });
 }
