@@ -6,9 +6,11 @@
 //   - a query string: the command is {"body": <the JSON body or null>, "query": {name: [values…]}},
 //     names and values percent-decoded as application/x-www-form-urlencoded, values in the order
 //     sent (so `?a=1&b=2` and `?b=2&a=1` are one request, `?a=1&a=2` and `?a=2&a=1` are not);
+//   - a path that is a route but for a trailing slash (`/items/`): recorded under the route without
+//     it, and the command is {"body": …, "query": {…} or {}, "path": <the path as sent>};
 //   - so that no two different requests share a command, a request without a query whose body is
-//     an object with exactly the members "body" and "query" is wrapped the same way, with
-//     "query": {} (a real query always has at least one name).
+//     an object with exactly the members "body" and "query" (or "body", "query" and "path") is
+//     wrapped as a query's is, with "query": {} (a real query always has at least one name).
 import { JsonInputError, parseStrictJson } from '../core/strict-json.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
 import { RouteError, validateRoute } from '../core/route.js';
@@ -29,7 +31,22 @@ export function isJsonMediaType(contentType: string | undefined): boolean {
   return essence === 'application/json' || (essence.startsWith('application/') && essence.endsWith('+json'));
 }
 
-export function routeIsValid(path: string): boolean {
+/**
+ * The route a request path is recorded under, or null when it has none. A path that passes the
+ * route rules (docs/formats.md) is its own route. One that passes them but for a trailing slash
+ * (`/items/`: how Django-style APIs spell every path) is recorded under the route without it, its
+ * exact path kept in the command (claimTarget), so `/items/` and `/items` are never one request;
+ * a routes-file entry or a policy for `/items` applies to both. Anything else has no route: the
+ * ledger does not guess what a path meant.
+ */
+export function recordedRoute(path: string): { route: string; trailingSlash: boolean } | null {
+  if (isRoute(path)) return { route: path, trailingSlash: false };
+  // Not `//`: that is `/` with an empty segment, not a route with a slash after it.
+  if (path.length > 2 && path.endsWith('/') && isRoute(path.slice(0, -1))) return { route: path.slice(0, -1), trailingSlash: true };
+  return null;
+}
+
+function isRoute(path: string): boolean {
   try {
     validateRoute(path);
     return true;
@@ -39,14 +56,20 @@ export function routeIsValid(path: string): boolean {
 }
 
 export function claimTarget(path: string, rawQuery: string, body: Buffer, contentType: string | undefined): ClaimTarget {
-  let route: string;
-  try {
-    route = validateRoute(path);
-  } catch (error) {
-    throw new ProxyError('invalid_route', `the path cannot be recorded as a route: ${error instanceof RouteError ? error.message : String(error)}`);
+  const recorded = recordedRoute(path);
+  if (recorded === null) {
+    let reason = 'it is not a valid route';
+    try {
+      validateRoute(path);
+    } catch (error) {
+      reason = error instanceof RouteError ? error.message : String(error);
+    }
+    throw new ProxyError('invalid_route', `the path cannot be recorded as a route: ${reason}`);
   }
+  const { route } = recorded;
   const json = bodyCommand(body, contentType);
   const query = queryObject(rawQuery);
+  if (recorded.trailingSlash) return { route, command: { body: json, query: query ?? {}, path } };
   if (query !== null) return { route, command: { body: json, query } };
   if (looksWrapped(json)) return { route, command: { body: json, query: {} } };
   return { route, command: json };
@@ -82,8 +105,10 @@ export function queryObject(rawQuery: string): JsonObject | null {
   return any ? query : null;
 }
 
+/** A body shaped as the wrapper of a request with a query or a trailing slash. */
 function looksWrapped(json: JsonValue): boolean {
   if (json === null || typeof json !== 'object' || Array.isArray(json)) return false;
   const names = Object.keys(json);
-  return names.length === 2 && names.includes('body') && names.includes('query');
+  const wrapper = names.length === 2 || (names.length === 3 && names.includes('path'));
+  return wrapper && names.includes('body') && names.includes('query');
 }

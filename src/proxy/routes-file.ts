@@ -8,7 +8,7 @@ import { compilePattern, PatternError, patternMatches, shadows, type RoutePatter
 const GATED_BY_DEFAULT = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export interface RouteGate {
-  /** `path` is the request path without its query; `validRoute` says whether it passes the route rules of docs/formats.md. */
+  /** `path` is the route the request is recorded under (command.ts, recordedRoute), else its path without the query; `validRoute` says whether it has such a route. */
   isGated(method: string, path: string, validRoute: boolean): boolean;
 }
 

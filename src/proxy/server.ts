@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { Executor, GatehouseClient, MemoryKeyStore } from '../client/index.js';
 import { ProxyError, sendError } from './errors.js';
 import { handleGated } from './gated.js';
-import { routeIsValid } from './command.js';
+import { recordedRoute } from './command.js';
 import type { ProxyOptions } from './options.js';
 import { Upstream } from './upstream.js';
 
@@ -44,7 +44,8 @@ export async function startProxy(options: ProxyOptions, listen: { host: string; 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = req.url ?? '/';
     const path = url.split('?', 1)[0]!;
-    if (!options.gate.isGated(req.method ?? 'GET', path, routeIsValid(path))) {
+    const recorded = recordedRoute(path);
+    if (!options.gate.isGated(req.method ?? 'GET', recorded?.route ?? path, recorded !== null)) {
       return upstream.passThrough(req, res, (error) => {
         sendError(res, new ProxyError('upstream_unavailable', `the upstream could not be reached: ${error.message}`));
       });

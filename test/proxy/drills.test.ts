@@ -172,7 +172,7 @@ test.serial('requests the proxy cannot gate are refused with clear codes before 
   const dup = await call(env.proxy.url, 'POST', '/tickets', { key, rawBody: '{"title":"a","title":"b"}' });
   t.is(dup.status, 400);
   t.is(dup.body.error.code, 'duplicate_member');
-  const route = await call(env.proxy.url, 'POST', '/tickets/', { key, body: {} });
+  const route = await call(env.proxy.url, 'POST', '/tickets//x', { key, body: {} });
   t.is(route.status, 400);
   t.is(route.body.error.code, 'invalid_route');
   const declared = await call(env.proxy.url, 'POST', '/tickets', { key, body: { pad: 'x'.repeat(70_000) } });
@@ -188,6 +188,23 @@ test.serial('requests the proxy cannot gate are refused with clear codes before 
   t.is(((await streamed.json()) as { error: { code: string } }).error.code, 'payload_too_large');
   t.is(await gateway.findByKey(key), null, 'nothing was claimed');
   t.is((await env.writes('/tickets')).filter((w) => w.headers['idempotency-key'] === key).length, 0);
+});
+
+test.serial('a trailing-slash path (as Django-style APIs spell them) is gated under its route, sent as it was, and never one request with the path without it', async (t) => {
+  const key = unique('slash');
+  const first = await call(env.proxy.url, 'POST', '/tickets/?notify=ops', { key, body: { title: 's' } });
+  t.is(first.status, 201, JSON.stringify(first.body));
+  t.is(first.body.path, '/tickets/', 'the upstream gets the path as it was sent');
+  t.is(first.body.query, '?notify=ops');
+  const op = (await gateway.findByKey(key))!;
+  t.is(op.route, '/tickets');
+  t.is(op.fingerprint, await gateway.fingerprint({ method: 'POST', route: '/tickets', command: { body: { title: 's' }, query: { notify: ['ops'] }, path: '/tickets/' } }));
+  const again = await call(env.proxy.url, 'POST', '/tickets/?notify=ops', { key, body: { title: 's' } });
+  t.is(again.status, 201);
+  t.is(again.headers.get('idempotent-replayed'), 'true');
+  t.is((await env.writes('/tickets')).filter((w) => w.headers['idempotency-key'] === key).length, 1, 'one write');
+  const withoutSlash = await call(env.proxy.url, 'POST', '/tickets?notify=ops', { key, body: { title: 's' } });
+  t.is(withoutSlash.status, 422, 'the path without the slash is another request');
 });
 
 test.serial('the query string enters the fingerprint by the documented rule: {"body", "query"}, order of names does not matter', async (t) => {

@@ -2,7 +2,7 @@
 import test from 'ava';
 import { readFileSync } from 'node:fs';
 import { canonicalize } from '../../src/core/jcs.js';
-import { claimTarget, queryObject } from '../../src/proxy/command.js';
+import { claimTarget, queryObject, recordedRoute } from '../../src/proxy/command.js';
 import { parseRoutes, RoutesFileError, defaultGate } from '../../src/proxy/routes-file.js';
 import { parseDuration } from '../../src/proxy/options.js';
 import { PROXY_ERROR_STATUS, ProxyError } from '../../src/proxy/errors.js';
@@ -28,7 +28,7 @@ test('a routes file changes the default, first match wins, unmatched requests ke
   t.true(gate.isGated('GET', '/reports/q3/export', true));
   t.false(gate.isGated('GET', '/reports/q3', true));
   t.true(gate.isGated('DELETE', '/search', true), 'another method keeps the default');
-  t.true(gate.isGated('POST', '/search/', false), 'an invalid route matches no entry and keeps the default (then refused as invalid_route)');
+  t.true(gate.isGated('POST', '/search//x', false), 'a path with no route matches no entry and keeps the default (then refused as invalid_route)');
 });
 
 test('a routes file that does not parse or validate names the entry', (t) => {
@@ -57,17 +57,39 @@ test('the command: the JSON body, null without one, and {"body", "query"} with a
   t.deepEqual(claimTarget('/tickets', '&', Buffer.alloc(0), undefined).command, null, 'an empty query is no query');
 });
 
+test('a path that is a route but for a trailing slash is recorded under the route, its exact path in the command; other invalid paths have no route', (t) => {
+  t.deepEqual(recordedRoute('/items/'), { route: '/items', trailingSlash: true });
+  t.deepEqual(recordedRoute('/items/7/'), { route: '/items/7', trailingSlash: true });
+  t.deepEqual(recordedRoute('/items'), { route: '/items', trailingSlash: false });
+  t.deepEqual(recordedRoute('/'), { route: '/', trailingSlash: false });
+  for (const path of ['/items//', '//', '/a/./', '/a/%2f/', '/a//b/']) t.is(recordedRoute(path), null, path);
+  t.deepEqual(claimTarget('/items/', '', json({ a: 1 }), 'application/json'), { route: '/items', command: { body: { a: 1 }, query: {}, path: '/items/' } });
+  t.deepEqual(claimTarget('/items/', 'q=1', Buffer.alloc(0), undefined), { route: '/items', command: { body: null, query: { q: ['1'] }, path: '/items/' } });
+});
+
+test('a routes-file entry for a route applies to its trailing-slash spelling too', (t) => {
+  const gate = parseRoutes(JSON.stringify({ routes: [{ method: 'POST', route: '/search', gated: false }] }));
+  const recorded = recordedRoute('/search/')!;
+  t.false(gate.isGated('POST', recorded.route, true));
+});
+
 test('no two different requests share a command (the JCS of the command differs)', (t) => {
   const requests: Array<[string, unknown]> = [
     ['', null], ['', { body: null, query: { a: ['1'] } }], ['a=1', null], ['a=1', { body: null, query: { a: ['1'] } }],
     ['', { body: null, query: {} }], ['a=1&a=2', null], ['a=2&a=1', null], ['a=1&b=2', null],
+    ['', { body: null, query: {}, path: '/x/' }], ['', { body: null, query: { a: ['1'] }, path: '/x/' }],
   ];
   const seen = new Set<string>();
   for (const [query, body] of requests) {
     const raw = body === null ? Buffer.alloc(0) : json(body);
     seen.add(canonicalize(claimTarget('/x', query, raw, 'application/json').command));
   }
-  t.is(seen.size, requests.length);
+  // The same requests to /x/ are recorded under the route /x as well: none shares a command with any above.
+  for (const [query, body] of requests) {
+    const raw = body === null ? Buffer.alloc(0) : json(body);
+    seen.add(canonicalize(claimTarget('/x/', query, raw, 'application/json').command));
+  }
+  t.is(seen.size, 2 * requests.length);
   t.is(canonicalize(claimTarget('/x', 'b=2&a=1', Buffer.alloc(0), undefined).command), canonicalize(claimTarget('/x', 'a=1&b=2', Buffer.alloc(0), undefined).command));
 });
 
@@ -83,8 +105,9 @@ test('refusals: non-JSON bodies 415, strict JSON failures with the service\'s co
   t.is(code(() => claimTarget('/x', '', Buffer.from('{"a":1,"a":2}'), 'application/json')), 'duplicate_member');
   t.is(code(() => claimTarget('/x', '', Buffer.from('{"a":9007199254740993}'), 'application/json')), 'unsafe_number');
   t.is(code(() => claimTarget('/x', '', Buffer.from('{"a":'), 'application/json')), 'invalid_json');
-  t.is(code(() => claimTarget('/x/', '', Buffer.alloc(0), undefined)), 'invalid_route');
+  t.is(code(() => claimTarget('/x//', '', Buffer.alloc(0), undefined)), 'invalid_route');
   t.is(code(() => claimTarget('/x/%2f', '', Buffer.alloc(0), undefined)), 'invalid_route');
+  t.is(code(() => claimTarget('/x/./', '', Buffer.alloc(0), undefined)), 'invalid_route');
 });
 
 test('durations: 30s, 500ms, 2m, plain seconds', (t) => {
