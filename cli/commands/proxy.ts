@@ -65,7 +65,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs> = {
     const maxResponseBytes = usage('--max-response', () => parseByteSize(args['max-response']));
     let gate;
     try {
-      gate = args.routes ? loadRoutesFile(args.routes) : defaultGate();
+      gate = args.routes ? loadRoutesFile(args.routes, (message) => process.stderr.write(`gatehouse proxy: warning: ${message}\n`)) : defaultGate();
     } catch (error) {
       if (error instanceof RoutesFileError) throw new UsageError(error.message);
       throw error;

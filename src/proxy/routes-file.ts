@@ -36,8 +36,12 @@ function routeGate(entries: Entry[]): RouteGate {
   };
 }
 
-/** Parses a routes file's text; every problem names the entry and stops start-up. */
-export function parseRoutes(text: string, source = 'routes file'): RouteGate {
+/**
+ * Parses a routes file's text; every problem names the entry and stops start-up. An entry an
+ * earlier one covers is no problem of the file's form: the first match wins (CONTRACT §12), so it
+ * loads and never applies, and `warn` says so, since it is most likely a mistake.
+ */
+export function parseRoutes(text: string, source = 'routes file', warn: (message: string) => void = () => {}): RouteGate {
   let doc: unknown;
   try {
     doc = parseStrictJson(text);
@@ -62,18 +66,17 @@ export function parseRoutes(text: string, source = 'routes file'): RouteGate {
     } catch (error) {
       throw new RoutesFileError(`${where}: ${error instanceof PatternError ? error.message : String(error)}`);
     }
-    // As in the policies file: an entry an earlier one covers could never apply, and first match wins.
     const earlier = entries.findIndex((e) => shadows(e.pattern, pattern));
     if (earlier !== -1) {
-      throw new RoutesFileError(`${where} (${pattern.method} ${raw.route}) can never apply: routes[${earlier}] (${entries[earlier]!.pattern.method} ${entries[earlier]!.pattern.route}) matches every request it would, and the first match wins; move the more specific entry first or remove one`);
+      warn(`${where} (${pattern.method} ${raw.route}) can never apply: routes[${earlier}] (${entries[earlier]!.pattern.method} ${entries[earlier]!.pattern.route}) matches every request it would, and the first match wins; move the more specific entry first or remove one`);
     }
     entries.push({ pattern, gated: raw.gated });
   });
   return routeGate(entries);
 }
 
-export function loadRoutesFile(file: string): RouteGate {
-  return parseRoutes(readFileSync(file, 'utf8'), file);
+export function loadRoutesFile(file: string, warn: (message: string) => void): RouteGate {
+  return parseRoutes(readFileSync(file, 'utf8'), file, warn);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

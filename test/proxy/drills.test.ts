@@ -382,6 +382,19 @@ test.serial('answers without content (204, 304, any answer to HEAD) get no Conte
   t.is(replay.headers.get('content-length'), null, 'a replay does not know the length, so it says none');
 });
 
+test.serial('a routes file whose later entry an earlier one covers starts, warns naming both, and the first match wins', async (t) => {
+  const routes = path.join(env.tmp, `shadowed-routes-${Date.now()}.json`);
+  writeFileSync(routes, JSON.stringify({ routes: [{ method: 'POST', route: '/tickets', gated: false }, { method: 'POST', route: '/tickets', gated: true }] }));
+  const proxy = await env.startProxy(['--routes', routes]);
+  t.teardown(() => proxy.process.stop());
+  t.regex(proxy.process.stderr, /gatehouse proxy: warning: .*routes\[1\] \(POST \/tickets\) can never apply: routes\[0\] \(POST \/tickets\)/);
+  const key = unique('shadowed');
+  const passed = await call(proxy.url, 'POST', '/tickets', { key, body: { title: 'ungated' } });
+  t.is(passed.status, 201);
+  t.is(passed.headers.get('gatehouse-outcome'), null, 'passed through, not gated');
+  t.is(await gateway.findByKey(key), null, 'nothing was claimed');
+});
+
 test.serial('a client that hangs up mid-body is not an internal error: one short line, nothing claimed, nothing sent', async (t) => {
   const key = unique('hang-up');
   const socket = net.connect(env.proxy.port, '127.0.0.1');

@@ -39,9 +39,16 @@ test('a routes file that does not parse or validate names the entry', (t) => {
   t.throws(() => parseRoutes('{"routes": [{"method": "*", "route": "/x", "gated": true}]}'), { instanceOf: RoutesFileError, message: /routes\[0\]: "\*" is not a wildcard for methods/ });
 });
 
-test('a routes file entry an earlier one covers is refused, as in the policies file: it could never apply', (t) => {
+test('a routes file entry an earlier one covers loads, never applies (the first match wins), and is warned about', (t) => {
   const text = JSON.stringify({ routes: [{ method: 'POST', route: '/s/*', gated: true }, { method: 'post', route: '/s/x', gated: false }] });
-  t.throws(() => parseRoutes(text), { instanceOf: RoutesFileError, message: /routes\[1\] \(POST \/s\/x\) can never apply: routes\[0\] \(POST \/s\/\*\)/ });
+  const warnings: string[] = [];
+  const shadowed = parseRoutes(text, 'r.json', (message) => warnings.push(message));
+  t.true(shadowed.isGated('POST', '/s/x', true), 'the first match wins');
+  t.is(warnings.length, 1);
+  t.regex(warnings[0]!, /^r\.json: routes\[1\] \(POST \/s\/x\) can never apply: routes\[0\] \(POST \/s\/\*\)/);
+  // The same route twice: the first says.
+  const twice = parseRoutes(JSON.stringify({ routes: [{ method: 'POST', route: '/x', gated: false }, { method: 'POST', route: '/x', gated: true }] }));
+  t.false(twice.isGated('POST', '/x', true));
   // The specific entry first is the way to say it.
   const gate = parseRoutes(JSON.stringify({ routes: [{ method: 'POST', route: '/s/x', gated: false }, { method: 'POST', route: '/s/*', gated: true }] }));
   t.false(gate.isGated('POST', '/s/x', true));
