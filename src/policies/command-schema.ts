@@ -4,6 +4,7 @@
  * `{}` with that default are one command and get one fingerprint.
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import ajvFormats from 'ajv-formats';
 import type { JsonObject, JsonValue } from '../core/json.js';
 import { DomainError } from '../core/errors.js';
 
@@ -22,11 +23,13 @@ const MAX_ERRORS = 50;
  * Compiles once at load time; throws (ajv's own Error) when the schema does
  * not compile, which the loader reports as a config error. Strict mode refuses
  * unknown keywords and ignored defaults: a misspelt `"requried"` must stop
- * start-up rather than silently let every command through.
+ * start-up rather than silently let every command through. The standard
+ * formats (`email`, `date-time`, `uri`, `uuid`, …) are checked (ajv-formats);
+ * one no validator knows is refused the same way, since it would check nothing.
  */
 export function compileCommandSchema(schema: JsonValue, label: string): CommandPreparer {
   // One Ajv per schema: two policies may reuse one `$id` without colliding.
-  const ajv = new Ajv2020({ ...AJV_OPTIONS, useDefaults: true });
+  const ajv = newAjv(true);
   const validate: ValidateFunction = ajv.compile(deepCopy(schema) as object);
   refuseInvalidDefaults(schema);
   return (command) => {
@@ -49,6 +52,13 @@ const AJV_OPTIONS = {
   allErrors: true, strict: true, strictTypes: false, strictTuples: false, strictRequired: false, logger: false,
 } as const;
 
+function newAjv(useDefaults: boolean): Ajv2020 {
+  const ajv = new Ajv2020({ ...AJV_OPTIONS, useDefaults });
+  // A CommonJS module: under ESM its default import is module.exports, which carries the plugin as `default` too.
+  ajvFormats.default(ajv);
+  return ajv;
+}
+
 /**
  * A default its own schema refuses would be written into every command that lacks the member,
  * and then refused: no request to the route could ever leave the member out, and the error would
@@ -59,7 +69,7 @@ const AJV_OPTIONS = {
 function refuseInvalidDefaults(schema: JsonValue): void {
   const defaults = [...defaultsIn(schema, '')];
   if (defaults.length === 0) return; // most schemas: no second Ajv at start-up
-  const checker = new Ajv2020({ ...AJV_OPTIONS, useDefaults: false });
+  const checker = newAjv(false);
   const root = 'gatehouse:policy-schema';
   checker.addSchema(deepCopy(schema) as object, root);
   for (const { pointer, value } of defaults) {

@@ -91,7 +91,7 @@ function compileEntry(entry: PolicyEntry, at: string, fail: Fail): CompiledPolic
     try {
       prepareCommand = compileCommandSchema(entry.schema as JsonValue, label);
     } catch (error) {
-      fail(`${at}/schema`, `the schema for ${label} is not a usable JSON Schema 2020-12: ${(error as Error).message}; fix the schema (unknown keywords and ignored defaults are refused)`);
+      fail(`${at}/schema`, `the schema for ${label} is not a usable JSON Schema 2020-12: ${(error as Error).message}; fix the schema (unknown keywords, unknown formats and ignored defaults are refused)`);
     }
   }
   const template = (member: 'business_key' | 'exclusive_scope') => {

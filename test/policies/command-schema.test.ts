@@ -60,3 +60,31 @@ test('a schema whose $ref leads nowhere stops loading', (t) => {
   const text = JSON.stringify({ policies: [{ method: 'POST', route: '/v1/x', schema: { $ref: 'https://example.com/elsewhere.json' } }] });
   t.throws(() => Policies.fromText(text), { message: /not a usable JSON Schema 2020-12/ });
 });
+
+test('a schema\'s standard formats (email, date-time, uri, uuid, …) load and are enforced, not a start-up failure', (t) => {
+  const formats = Policies.fromText(JSON.stringify({
+    policies: [{
+      method: 'POST',
+      route: '/v1/notices',
+      schema: {
+        type: 'object',
+        properties: {
+          to: { type: 'string', format: 'email' },
+          at: { type: 'string', format: 'date-time' },
+          link: { type: 'string', format: 'uri' },
+          ref: { type: 'string', format: 'uuid', default: '00000000-0000-4000-8000-000000000000' },
+        },
+      },
+    }],
+  })).match('POST', '/v1/notices');
+  const good = { to: 'ops@example.com', at: '2026-12-07T21:30:00Z', link: 'https://example.com/x' };
+  t.deepEqual(formats.prepareCommand(good), { ...good, ref: '00000000-0000-4000-8000-000000000000' });
+  const error = t.throws(() => formats.prepareCommand({ to: 'not an address', at: 'yesterday', link: 'no scheme' }), { instanceOf: DomainError }) as DomainError;
+  t.is(error.code, 'command_invalid');
+  t.deepEqual((error.details.errors as { path: string }[]).map((e) => e.path).sort(), ['/at', '/link', '/to']);
+});
+
+test('a format no validator knows stops loading, as an unknown keyword does: it would check nothing', (t) => {
+  const text = JSON.stringify({ policies: [{ method: 'POST', route: '/v1/x', schema: { type: 'string', format: 'iban' } }] });
+  t.throws(() => Policies.fromText(text), { message: /not a usable JSON Schema 2020-12: .*unknown format "iban"/ });
+});
