@@ -28,9 +28,9 @@ const POLL_MS = 2_000;
  * wakes the loop, so a delivery starts as soon as its request committed, and never after a
  * rollback; a crash loses nothing: the rows are found again on restart.
  *
- * At least once (CONTRACT §13), for as long as the notice asks for something: a delivery is
- * tried until the receiver takes it, or until its approval no longer waits for a decision
- * (decided, or past its expiry), when it is given up, since there is nothing left to approve.
+ * At least once (docs/http-api.md, Approvals), for as long as the notice asks for something: a
+ * delivery is tried until the receiver takes it, or until its approval no longer waits for a
+ * decision (decided, or past its expiry), when it is given up: there is nothing left to approve.
  * A fixed number of tries would drop the notice of an approval that still waits, when its
  * receiver is down for longer than the tries last.
  */

@@ -38,7 +38,7 @@ function routeGate(entries: Entry[]): RouteGate {
 
 /**
  * Parses a routes file's text; every problem names the entry and stops start-up. An entry an
- * earlier one covers is no problem of the file's form: the first match wins (CONTRACT §12), so it
+ * earlier one covers is no problem of the file's form: the first match wins (docs/proxy.md), so it
  * loads and never applies, and `warn` says so, since it is most likely a mistake.
  */
 export function parseRoutes(text: string, source = 'routes file', warn: (message: string) => void = () => {}): RouteGate {

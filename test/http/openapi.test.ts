@@ -99,7 +99,7 @@ test('the served document inlines the request schemas and every reference in it 
   t.deepEqual(claim.properties.agent_run_id, { type: ['string', 'null'], minLength: 1, maxLength: 255, pattern: '^[^\\u0000]*$' });
 });
 
-test('the document is served at /v1/openapi.json to any valid key, and to no one without one (CONTRACT §1 leaves only keys and healthz open)', async (t) => {
+test('the document is served at /v1/openapi.json to any valid key, and to no one without one (only keys and healthz are open: docs/http-api.md)', async (t) => {
   const app = await startTestApp(t, 'sqlite');
   const keyless = await app.request('GET', '/v1/openapi.json');
   t.is(keyless.status, 401);

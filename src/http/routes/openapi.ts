@@ -29,7 +29,7 @@ export function servedOpenapi(): typeof openapi {
 
 /**
  * The OpenAPI 3.1 document of every route; a test walks the routers and fails on any route it lacks.
- * Any valid key reads it: the contract leaves only GET /v1/keys and GET /v1/healthz open (§1),
+ * Any valid key reads it: only GET /v1/keys and GET /v1/healthz need none (docs/http-api.md),
  * and the same document ships without a key in the package and the repository (schema/).
  */
 export function openapiRoutes(): RouteModule {
