@@ -147,17 +147,31 @@ test('a restored and rewritten database: the witness refuses it, and verify --wi
   t.regex(strict.stdout, /^account acme: TAMPERED at seq \d+: not witnessed: the newest checkpoint \(size \d+\) has 0 valid witness cosignatures, 1 required/m);
 });
 
-test('a witness that is down delays only its cosignature: claims go on, and the cosignature arrives once it is back', async (t) => {
-  const setup = await initLedger(t);
+/**
+ * A served ledger with a witness on a port of its own, so that the test can stop the witness and
+ * start it again (its state kept); a first checkpoint is already cosigned.
+ */
+async function servedWithRestartableWitness(t: import('ava').ExecutionContext, setup: Setup) {
   const port = await freePort();
   const { dir, cleanup } = tempDir('gatehouse-witness-');
   t.teardown(cleanup);
-  const witnessArgs = [`gatehouse/${setup.ledgerId}/=${setup.logVkey}`];
-  let witness = await startWitness(dir, witnessArgs, port);
+  const start = async () => {
+    const started = await startWitness(dir, [`gatehouse/${setup.ledgerId}/=${setup.logVkey}`], port);
+    t.teardown(() => started.stop());
+    return started;
+  };
+  const witness = await start();
   const server = await serve(setup, witness);
   t.teardown(() => server.stop());
   await claims(server, setup, 'before', 3);
   await cosigned(server, setup, (await checkpointNow(server, setup)).tree_size);
+  return { server, witness, restart: start };
+}
+
+test('a witness that is down delays only its cosignature: claims go on, and the cosignature arrives once it is back', async (t) => {
+  const setup = await initLedger(t);
+  const { server, restart, witness: first } = await servedWithRestartableWitness(t, setup);
+  let witness = first;
 
   await witness.stop();
   await claims(server, setup, 'while-down', 6);
@@ -170,8 +184,7 @@ test('a witness that is down delays only its cosignature: claims go on, and the 
   await new Promise((resolve) => setTimeout(resolve, 1_200));
   t.true(await lagUntil(server, setup, witnessName, (s) => s > firstLag) > firstLag, 'the lag grows while the witness is down');
 
-  witness = await startWitness(dir, witnessArgs, port);
-  t.teardown(() => witness.stop());
+  witness = await restart();
   const arrived = await cosigned(server, setup, pending.tree_size);
   t.is(arrived.cosignatures, 1);
   t.true(cosignatureVerifies(arrived.note.trimEnd().split('\n').at(-1)!, arrived.note, witness.vkey).ok);
@@ -180,23 +193,15 @@ test('a witness that is down delays only its cosignature: claims go on, and the 
 
 test('checkpoints signed while a witness was down are each cosigned once it is back, not only the newest', async (t) => {
   const setup = await initLedger(t);
-  const port = await freePort();
-  const { dir, cleanup } = tempDir('gatehouse-witness-');
-  t.teardown(cleanup);
-  const witnessArgs = [`gatehouse/${setup.ledgerId}/=${setup.logVkey}`];
-  let witness = await startWitness(dir, witnessArgs, port);
-  const server = await serve(setup, witness);
-  t.teardown(() => server.stop());
-  await claims(server, setup, 'before', 2);
-  await cosigned(server, setup, (await checkpointNow(server, setup)).tree_size);
+  const { server, restart, witness: first } = await servedWithRestartableWitness(t, setup);
+  let witness = first;
 
   await witness.stop();
   await claims(server, setup, 'down-a', 2);
   const missedA = await checkpointNow(server, setup);
   await claims(server, setup, 'down-b', 2);
   const missedB = await checkpointNow(server, setup);
-  witness = await startWitness(dir, witnessArgs, port);
-  t.teardown(() => witness.stop());
+  witness = await restart();
   await cosigned(server, setup, missedB.tree_size);
 
   // An auditor may have saved the older one (prove --checkpoint): it must be witnessed too.
