@@ -161,11 +161,14 @@ async function waitHealthy(url: string, timeoutMs = 20_000): Promise<void> {
   }
 }
 
-/** `gatehouse serve` on a free port with a fresh (or given) data dir. */
+/**
+ * `gatehouse serve` with a fresh (or given) data dir, on the port given, else on port 0: the
+ * port it printed is the one to restart it on. A port picked free beforehand (freePort) can be
+ * taken by any outgoing connection before the server binds it (EADDRINUSE, seen in CI).
+ */
 export async function startGatehouse(options: { dataDir?: string; config?: object | string; port?: number; adminKey?: string; env?: NodeJS.ProcessEnv } = {}): Promise<GatehouseServer> {
   const dataDir = options.dataDir ?? tempDir('gatehouse-data-').dir;
-  const port = options.port ?? (await freePort());
-  const args = [BIN, 'serve', '--data-dir', dataDir, '--port', String(port)];
+  const args = [BIN, 'serve', '--data-dir', dataDir, '--port', String(options.port ?? 0)];
   if (options.config !== undefined) {
     let file = options.config;
     if (typeof file !== 'string') {
@@ -175,12 +178,12 @@ export async function startGatehouse(options: { dataDir?: string; config?: objec
     args.push('--config', file);
   }
   const proc = new ManagedProcess('gatehouse serve', args, { env: options.env });
-  const url = `http://127.0.0.1:${port}`;
-  await proc.waitFor(/listening on/);
+  const [, url] = await proc.waitFor(/gatehouse listening on (http:\/\/\S+)/);
+  const port = Number(new URL(url!).port);
   const adminKey = options.adminKey ?? proc.stdout.match(/admin key: (gh_[A-Za-z0-9_-]+)/)?.[1];
   if (!adminKey) throw new Error(`gatehouse serve printed no admin key\nstdout: ${proc.stdout}`);
-  await waitHealthy(url);
-  return { url, port, dataDir, dbPath: path.join(dataDir, 'gatehouse.db'), adminKey, process: proc, stop: () => proc.stop() };
+  await waitHealthy(url!);
+  return { url: url!, port, dataDir, dbPath: path.join(dataDir, 'gatehouse.db'), adminKey, process: proc, stop: () => proc.stop() };
 }
 
 /** `gatehouse principals add`; answers the printed `key: gh_…`. */
