@@ -3,6 +3,7 @@ import type { Ledger } from './ledger.js';
 import type { Checkpoint } from '../core/wire.js';
 import { logKeyName } from '../core/log-keys.js';
 import { SIG_PREFIX, splitNote } from '../core/note.js';
+import { withCosignaturesOne } from './cosignatures.js';
 
 export interface PanelEvent {
   seq: number;
@@ -38,12 +39,14 @@ export interface ChainPanel {
 
 /**
  * An account's chain as the review console shows it: its size and head, the latest signed
- * checkpoint with the signature lines of its note (cosignatures of witnesses appear there as
- * extra lines, whoever stored them), and its newest events.
+ * checkpoint as the API serves it (its note with the witnesses' cosignature lines appended) and
+ * the signature lines of that note, and its newest events.
  */
 export async function chainPanel(db: Db, ledger: Ledger, ledgerId: string, accountId: string, beforeSeq: number | null, limit: number): Promise<ChainPanel> {
   const head = await db.selectFrom('chains').select(['size', 'head_hash']).where('account_id', '=', accountId).executeTakeFirst();
-  const checkpoint = await ledger.latestCheckpoint(accountId);
+  // With the witnesses' cosignature lines, which are stored beside the checkpoint, not in its row's note.
+  const latest = await ledger.latestCheckpoint(accountId);
+  const checkpoint = latest ? await withCosignaturesOne(db, latest) : null;
   let select = db.selectFrom('events')
     .select(['seq', 'ts', 'type', 'operation_id', 'actor', 'agent_run_id', 'idempotency_key', 'state', 'response_status', 'hash'])
     .where('account_id', '=', accountId);
