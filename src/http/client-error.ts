@@ -50,3 +50,16 @@ const ANSWERS = new Map<string, Buffer>([
   // Node's headersTimeout and requestTimeout: as the sign-in form's late body, 400 and closed.
   ['ERR_HTTP_REQUEST_TIMEOUT', answer('invalid_request', 'the request did not arrive in time')],
 ]);
+
+/**
+ * An HTTP/1.1 request without a Host header (RFC 9112 §3.2: 400). Node refuses it itself with an
+ * empty 400 unless told not to (`requireHostHeader: false`, server.ts); it is answered here
+ * instead, with the JSON every other error carries. True when it was answered.
+ */
+export function refusedWithoutHost(req: http.IncomingMessage, res: http.ServerResponse): boolean {
+  if (req.httpVersion !== '1.1' || req.headers.host !== undefined) return false;
+  const body = JSON.stringify({ error: { code: 'invalid_request', message: 'an HTTP/1.1 request must carry a Host header' } });
+  res.writeHead(ERROR_STATUS.invalid_request, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store', connection: 'close' });
+  res.end(body);
+  return true;
+}

@@ -5,7 +5,7 @@ import { createApp, type HttpOptions } from './app.js';
 import { DEFAULT_LIMITS } from './limits.js';
 import { limitConnections, refuseOverConnectionBound } from './connection-limit.js';
 import { connectionArrivals } from './connection-arrivals.js';
-import { answerClientErrors } from './client-error.js';
+import { answerClientErrors, refusedWithoutHost } from './client-error.js';
 import { RateLimitedLog } from '../core/rate-limited-log.js';
 import { healthRoutes } from './routes/health.js';
 import { openapiRoutes } from './routes/openapi.js';
@@ -89,8 +89,9 @@ export async function startServer(context: AppContext, options: ServeOptions): P
   // Node enforces headersTimeout and requestTimeout only when it checks its connections, every
   // 30 s by default: a connection that sent half its headers was cut at 10 to 40 s. Checked each
   // second, the documented 10 s holds to within one.
-  const server = http.createServer({ ServerResponse: closingWhen(() => stopping), connectionsCheckingInterval: 1_000 }, (req, res) => {
+  const server = http.createServer({ ServerResponse: closingWhen(() => stopping), connectionsCheckingInterval: 1_000, requireHostHeader: false }, (req, res) => {
     if (connections?.overBound()) return refuseOverConnectionBound(res);
+    if (refusedWithoutHost(req, res)) return;
     res.on('close', afterAnswer);
     void handle(req, res);
   });

@@ -28,6 +28,19 @@ for (const [situation, request] of malformed) {
   });
 }
 
+test('[sqlite] an HTTP/1.1 request without a Host header: 400 invalid_request as JSON, closed; HTTP/1.0 needs none', async (t) => {
+  const app = await startTestApp(t, 'sqlite');
+  const exchange = await rawExchange(app.url, 'GET /v1/healthz HTTP/1.1\r\n\r\n');
+  t.true(exchange.closed, 'the connection is closed');
+  const [answer] = parseAnswers(exchange.text);
+  t.is(answer?.status, 400, exchange.text);
+  t.is(answer!.headers['content-type'], 'application/json');
+  t.is(answer!.headers.connection, 'close');
+  t.deepEqual(JSON.parse(answer!.body).error, { code: 'invalid_request', message: 'an HTTP/1.1 request must carry a Host header' });
+  const old = await rawExchange(app.url, 'GET /v1/healthz HTTP/1.0\r\n\r\n');
+  t.is(parseAnswers(old.text)[0]?.status, 200, old.text);
+});
+
 test('[sqlite] headers past the parser\'s limit: answers 431 headers_too_large as JSON and closes the connection', async (t) => {
   const app = await startTestApp(t, 'sqlite');
   const exchange = await rawExchange(app.url, `GET /v1/healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
