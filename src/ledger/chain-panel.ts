@@ -1,9 +1,8 @@
 import type { Db } from '../store/store.js';
 import type { Ledger } from './ledger.js';
-import type { Checkpoint } from '../core/wire.js';
+import type { CosignedCheckpoint } from './cosignatures.js';
 import { logKeyName } from '../core/log-keys.js';
 import { SIG_PREFIX, splitNote } from '../core/note.js';
-import { withCosignaturesOne } from './cosignatures.js';
 
 export interface PanelEvent {
   seq: number;
@@ -30,7 +29,8 @@ export interface ChainPanel {
   /** Events in the chain (its size) and the newest event's hash; zero and null for an account without events. */
   size: number;
   head_hash: string | null;
-  latest_checkpoint: (Checkpoint & { signatures: NoteSignature[]; cosignatures: number }) | null;
+  /** As GET /v1/audit/checkpoints/latest serves it, with the signature lines of its note by name. */
+  latest_checkpoint: (CosignedCheckpoint & { signatures: NoteSignature[] }) | null;
   /** The newest events, newest first, before `before_seq` when paging back. */
   events: PanelEvent[];
   /** The `before_seq` of the next (older) page, or null. */
@@ -44,9 +44,7 @@ export interface ChainPanel {
  */
 export async function chainPanel(db: Db, ledger: Ledger, ledgerId: string, accountId: string, beforeSeq: number | null, limit: number): Promise<ChainPanel> {
   const head = await db.selectFrom('chains').select(['size', 'head_hash']).where('account_id', '=', accountId).executeTakeFirst();
-  // With the witnesses' cosignature lines, which are stored beside the checkpoint, not in its row's note.
-  const latest = await ledger.latestCheckpoint(accountId);
-  const checkpoint = latest ? await withCosignaturesOne(db, latest) : null;
+  const checkpoint = await ledger.latestCheckpoint(accountId);
   let select = db.selectFrom('events')
     .select(['seq', 'ts', 'type', 'operation_id', 'actor', 'agent_run_id', 'idempotency_key', 'state', 'response_status', 'hash'])
     .where('account_id', '=', accountId);
@@ -58,7 +56,7 @@ export async function chainPanel(db: Db, ledger: Ledger, ledgerId: string, accou
     account_id: accountId,
     size: head ? Number(head.size) : 0,
     head_hash: head?.head_hash ?? null,
-    latest_checkpoint: checkpoint ? { ...checkpoint, tree_size: Number(checkpoint.tree_size), signatures, cosignatures: signatures.filter((s) => s.by === 'witness').length } : null,
+    latest_checkpoint: checkpoint ? { ...checkpoint, signatures } : null,
     events,
     next_before_seq: rows.length > limit ? events[events.length - 1]!.seq : null,
   };

@@ -15,6 +15,7 @@ import type { EventsTable } from '../../schema/database.js';
 import type { DataKeys } from './data-keys.js';
 import type { AppendedEvent, EventInput } from './event-input.js';
 import { signCheckpoint, type Checkpoint } from './checkpoints.js';
+import { withCosignaturesOne, type CosignedCheckpoint } from './cosignatures.js';
 import { refuseRootAgainstSignedHistory } from './signed-history.js';
 import { advanceChain, insertAndAdvance, type ChainHead, type RowInsert } from './chain-write.js';
 import { ChainTurns } from './chain-turns.js';
@@ -251,9 +252,14 @@ export class Ledger {
     return startPeriodicTask(() => this.checkpointGrownChains(), onError, intervalMs);
   }
 
-  async latestCheckpoint(accountId: string): Promise<Checkpoint | undefined> {
-    return this.store.db.selectFrom('checkpoints').selectAll()
+  /**
+   * The account's newest checkpoint as it is served: its note with the witnesses' cosignature
+   * lines appended, which are stored beside it (cosignatures.ts); undefined before the first.
+   */
+  async latestCheckpoint(accountId: string): Promise<CosignedCheckpoint | undefined> {
+    const latest = await this.store.db.selectFrom('checkpoints').selectAll()
       .where('account_id', '=', accountId).orderBy('tree_size', 'desc').limit(1).executeTakeFirst();
+    return latest && withCosignaturesOne(this.store.db, latest);
   }
 
   /**
