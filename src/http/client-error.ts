@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ErrorCode } from '../core/errors.js';
 import { ERROR_STATUS } from './error-status.js';
+import { writeJsonError } from './json-error.js';
 
 /**
  * Requests Node's HTTP parser refuses never reach Koa: a header name that is not a token, a
@@ -58,8 +59,6 @@ const ANSWERS = new Map<string, Buffer>([
  */
 export function refusedWithoutHost(req: http.IncomingMessage, res: http.ServerResponse): boolean {
   if (req.httpVersion !== '1.1' || req.headers.host !== undefined) return false;
-  const body = JSON.stringify({ error: { code: 'invalid_request', message: 'an HTTP/1.1 request must carry a Host header' } });
-  res.writeHead(ERROR_STATUS.invalid_request, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store', connection: 'close' });
-  res.end(body);
+  writeJsonError(res, ERROR_STATUS.invalid_request, 'invalid_request', 'an HTTP/1.1 request must carry a Host header', { 'cache-control': 'no-store', connection: 'close' });
   return true;
 }

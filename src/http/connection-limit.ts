@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import type { Socket } from 'node:net';
 import { RETRY_AFTER_SECONDS } from './error-status.js';
+import { writeJsonError } from './json-error.js';
 
 /**
  * A bound on open connections, kept below the process's descriptor limit. Idle keep-alive
@@ -31,10 +32,8 @@ export function limitConnections(server: http.Server, max: number): { overBound(
   };
 }
 
-const OVERLOADED_BODY = JSON.stringify({ error: { code: 'overloaded', message: 'the service is at its bound on open connections; retry after the Retry-After delay' } });
-
 /** The answer to a request on a connection past the bound: nothing of it is read. */
 export function refuseOverConnectionBound(res: http.ServerResponse): void {
-  res.writeHead(503, { 'content-type': 'application/json', 'retry-after': String(RETRY_AFTER_SECONDS), connection: 'close', 'content-length': Buffer.byteLength(OVERLOADED_BODY) });
-  res.end(OVERLOADED_BODY);
+  writeJsonError(res, 503, 'overloaded', 'the service is at its bound on open connections; retry after the Retry-After delay',
+    { 'retry-after': String(RETRY_AFTER_SECONDS), connection: 'close' });
 }

@@ -7,6 +7,7 @@ import { requireRole } from '../../principals/roles.js';
 import { newRouter, type RouteModule } from '../route-module.js';
 import { DomainError } from '../../core/errors.js';
 import { httpErrorOf, INTERNAL_ERROR } from '../error-status.js';
+import { writeJsonError } from '../json-error.js';
 
 /** `GET /metrics` on the service port, for admins: it names accounts and rates. */
 export function metricsRoutes(deps: Pick<AppContext, 'metrics'>): RouteModule {
@@ -35,7 +36,7 @@ export async function startMetricsListener(metrics: Metrics, host: string, port:
       (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(req.method === 'HEAD' ? undefined : text),
       () => {
         const { status, code, message } = INTERNAL_ERROR;
-        writeJsonError(res, status, code, message, {});
+        writeJsonError(res, status, code, message);
       },
     );
   });
@@ -52,9 +53,4 @@ export async function startMetricsListener(metrics: Metrics, host: string, port:
 function answerError(res: http.ServerResponse, error: DomainError, headers: Record<string, string> = {}): void {
   const { status, code } = httpErrorOf(error);
   writeJsonError(res, status, code, error.message, headers);
-}
-
-function writeJsonError(res: http.ServerResponse, status: number, code: string, message: string, headers: Record<string, string>): void {
-  const body = JSON.stringify({ error: { code, message } });
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers }).end(body);
 }
