@@ -39,7 +39,12 @@ export function isJsonMediaType(contentType: string | undefined): boolean {
  * a routes-file entry or a policy for `/items` applies to both. Anything else has no route: the
  * ledger does not guess what a path meant.
  */
-export function recordedRoute(path: string): { route: string; trailingSlash: boolean } | null {
+export interface RecordedRoute {
+  route: string;
+  trailingSlash: boolean;
+}
+
+export function recordedRoute(path: string): RecordedRoute | null {
   if (isRoute(path)) return { route: path, trailingSlash: false };
   // Not `//`: that is `/` with an empty segment, not a route with a slash after it.
   if (path.length > 2 && path.endsWith('/') && isRoute(path.slice(0, -1))) return { route: path.slice(0, -1), trailingSlash: true };
@@ -55,8 +60,10 @@ function isRoute(path: string): boolean {
   }
 }
 
-export function claimTarget(path: string, rawQuery: string, body: Buffer, contentType: string | undefined): ClaimTarget {
-  const recorded = recordedRoute(path);
+/** What a gated request is claimed as. `recorded`: recordedRoute(path), when the caller has it already (the proxy's router does). */
+export function claimTarget(
+  path: string, rawQuery: string, body: Buffer, contentType: string | undefined, recorded: RecordedRoute | null = recordedRoute(path),
+): ClaimTarget {
   if (recorded === null) {
     let reason = 'it is not a valid route';
     try {

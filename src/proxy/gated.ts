@@ -12,7 +12,7 @@ import {
   type StoredResponse,
   type WriteFn,
 } from '../client/index.js';
-import { claimTarget } from './command.js';
+import { type RecordedRoute, claimTarget } from './command.js';
 import { ProxyError, sendError } from './errors.js';
 import { first } from './headers.js';
 import { mapResult, sendUpstream } from './answer.js';
@@ -28,7 +28,8 @@ export interface GatedDeps {
   log: (message: string, fields?: Record<string, unknown>) => void;
 }
 
-export async function handleGated(deps: GatedDeps, req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> {
+/** `recorded`: the route the router found for the request's path (recordedRoute), so it is not worked out twice. */
+export async function handleGated(deps: GatedDeps, req: IncomingMessage, res: ServerResponse, body: Buffer, recorded: RecordedRoute | null): Promise<void> {
   const key = first(req.headers, 'idempotency-key');
   if (key === undefined) {
     throw new ProxyError('idempotency_key_required', 'this request changes data: send an Idempotency-Key header (the same one on every retry of it)');
@@ -38,7 +39,7 @@ export async function handleGated(deps: GatedDeps, req: IncomingMessage, res: Se
   const path = queryAt === -1 ? url : url.slice(0, queryAt);
   const rawQuery = queryAt === -1 ? '' : url.slice(queryAt + 1);
   const method = (req.method ?? 'POST').toUpperCase();
-  const target = claimTarget(path, rawQuery, body, first(req.headers, 'content-type'));
+  const target = claimTarget(path, rawQuery, body, first(req.headers, 'content-type'), recorded);
   const agentRunId = first(req.headers, 'agent-run-id');
 
   // A client that left before its work started does not get it run (docs/http-api.md).

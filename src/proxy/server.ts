@@ -52,7 +52,7 @@ export async function startProxy(options: ProxyOptions, listen: { host: string; 
     }
     const body = await readBody(req, res, options.maxBodyBytes, options.log);
     if (body === null) return;
-    await handleGated(deps, req, res, body);
+    await handleGated(deps, req, res, body, recorded);
   }
 
   await new Promise<void>((resolve, reject) => {
