@@ -43,7 +43,7 @@ async function run(args: VerifyEvidenceArgs): Promise<number> {
     // The check verify makes of the same options: the two never accept different quorums.
     const witnesses = witnessPolicy(args['witness-key'] ?? [], args['min-witnesses']);
     const { evidence, altered } = readEvidenceFile(args.file);
-    const ledgerId = typeof (evidence as { ledger_id?: unknown }).ledger_id === 'string' ? (evidence as { ledger_id: string }).ledger_id : '';
+    const ledgerId = typeof (evidence as { ledger_id?: unknown } | null)?.ledger_id === 'string' ? (evidence as { ledger_id: string }).ledger_id : '';
     const trustedKeys = args['public-key'] !== undefined
       ? [logKeyFrom(args['public-key'], ledgerId)]
       // Read as verify reads it: one reader of a pinned-keys file, one way of refusing it.

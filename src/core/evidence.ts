@@ -62,6 +62,9 @@ function object(value: unknown, what: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+/** How prove names the format (JSON.stringify, or the same with spaces): found in bytes that are no JSON. */
+const NAMES_ITSELF_EVIDENCE = new RegExp(`"format"\\s*:\\s*"${EVIDENCE_FORMAT}"`);
+
 /**
  * An evidence file's bytes as a verifier reads them: strictly (src/core/strict-json.ts), so that
  * no repeated member name, invalid UTF-8 or unsafe number is read one way here and another by
@@ -89,8 +92,16 @@ export function parseEvidenceFile(bytes: Uint8Array): { evidence: unknown; alter
   } catch {
     // no JSON even to a lenient reader: the wrong file
   }
-  if (notEvidenceProblem(lenient) !== null) throw new NotEvidenceError(`not strict JSON: ${strict.message}`);
-  return { evidence: lenient, altered: `the file is not strict JSON: ${strict.message}; gatehouse prove never writes that: the file was altered` };
+  if (notEvidenceProblem(lenient) === null) {
+    return { evidence: lenient, altered: `the file is not strict JSON: ${strict.message}; gatehouse prove never writes that: the file was altered` };
+  }
+  // No JSON at all, but it names itself evidence as prove writes it: an evidence file with a
+  // byte changed in its syntax is an altered one (INVALID), as a broken line of an export is
+  // TAMPERED, not the wrong file.
+  if (NAMES_ITSELF_EVIDENCE.test(Buffer.from(bytes).toString('latin1'))) {
+    return { evidence: null, altered: `the file is not JSON: ${strict.message}; it names itself a ${EVIDENCE_FORMAT} file: the file was altered` };
+  }
+  throw new NotEvidenceError(`not strict JSON: ${strict.message}`);
 }
 
 /** The verdict on an evidence file; throws NotEvidenceError when it is none this verifier reads. */

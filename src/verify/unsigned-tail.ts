@@ -23,5 +23,5 @@ export function unsignedTailWarning(events: number, signed: number): string | nu
   const range = events === signed + 1 ? `event ${events} is` : `events ${signed + 1}–${events} are`;
   const where = signed === 0 ? 'covered by no signed checkpoint (the account has none)' : `after the newest signed checkpoint (${signed})`;
   return `${range} ${where}: nothing signed covers ${events === signed + 1 ? 'it' : 'them'} yet; ` +
-    'pass --checkpoint or --witness-key to pin what you saw before';
+    'a checkpoint saved later (--checkpoint) shows whether they were rewritten';
 }

@@ -200,7 +200,7 @@ test('a file that is not an evidence file, or of a version this verifier does no
   }
 });
 
-test('verify-evidence reads the file strictly: an evidence file with a repeated member or invalid UTF-8 is INVALID (exit 1); bytes that are no evidence file exit 2', async (t) => {
+test('verify-evidence reads the file strictly: an evidence file with a repeated member, invalid UTF-8 or broken syntax is INVALID (exit 1); bytes that are no evidence file exit 2', async (t) => {
   const { file, keysFile, check, dir } = await withEvidence(t);
   const text = JSON.stringify(JSON.parse(fs.readFileSync(file, 'utf8')));
   t.true(text.includes('"type":"attempted"'));
@@ -224,10 +224,19 @@ test('verify-evidence reads the file strictly: an evidence file with a repeated 
   const u = await check(badUtf8, ['--keys', keysFile]);
   t.is(u.code, 1, u.stdout + u.stderr);
   t.regex(u.stdout, /^evidence: INVALID: the file is not strict JSON: .*not valid UTF-8/);
+  // No JSON any more, but it names itself evidence as prove wrote it: cut short, or one byte of
+  // its syntax changed, it is an altered evidence file (INVALID), as a broken export line is TAMPERED.
+  const colon = text.indexOf(':', text.indexOf('"event"'));
+  for (const [what, altered] of [['cut short', text.slice(0, 100)], ['a colon turned into a semicolon', `${text.slice(0, colon)};${text.slice(colon + 1)}`]] as const) {
+    const a = await check(write('altered.json', altered), ['--keys', keysFile]);
+    t.is(a.code, 1, `${what}: ${a.stdout}${a.stderr}`);
+    t.regex(a.stdout, /^evidence: INVALID: the file is not JSON: Invalid JSON at offset \d+ .*; it names itself a gatehouse-evidence file: the file was altered\n$/, what);
+  }
 
-  // Not an evidence file at all, or no JSON: the wrong input, whatever its repeated members.
+  // Not an evidence file at all, or no JSON that names itself one: the wrong input, whatever its repeated members.
   const cases: Array<[string, string, RegExp]> = [
-    ['no JSON', text.slice(0, 100), /^gatehouse verify-evidence: .*x\.json: not strict JSON: Invalid JSON at offset 100 .*\n$/],
+    ['no JSON', 'format: gatehouse-evidence', /^gatehouse verify-evidence: .*x\.json: not strict JSON: Invalid JSON at offset 0 .*\n$/],
+    ['an export header cut short', '{"format":"gatehouse-export","version":1,"led', /^gatehouse verify-evidence: .*x\.json: not strict JSON: Invalid JSON at offset 41 .*unterminated string\n$/],
     ['another JSON with a repeated member', '{"a":1,"a":2}', /^gatehouse verify-evidence: .*x\.json: not strict JSON: Duplicate member "a"/],
   ];
   for (const [what, content, message] of cases) {

@@ -59,7 +59,7 @@ test('verify warns on stderr and in --json when event time goes backwards, and s
   t.true(report.ok);
   t.deepEqual(report.warnings, [
     'account acme: event time goes backwards 1 time (first at seq 3): a writer\'s clock was behind an earlier one\'s',
-    'account acme: events 1–3 are covered by no signed checkpoint (the account has none): nothing signed covers them yet; pass --checkpoint or --witness-key to pin what you saw before',
+    'account acme: events 1–3 are covered by no signed checkpoint (the account has none): nothing signed covers them yet; a checkpoint saved later (--checkpoint) shows whether they were rewritten',
   ]);
 });
 

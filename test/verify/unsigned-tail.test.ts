@@ -17,12 +17,12 @@ test('events after the newest signed checkpoint: still intact and exit 0, with a
   const human = await runCli(['verify', ...args]);
   t.is(human.code, 0, human.stderr);
   t.is(human.stdout, `account ${ACCOUNT}: intact (7 events, 1 checkpoints)\n`);
-  t.regex(human.stderr, new RegExp(`^gatehouse verify: warning: account ${ACCOUNT}: events 4–7 are after the newest signed checkpoint \\(3\\): nothing signed covers them yet; pass --checkpoint or --witness-key to pin what you saw before$`, 'm'));
+  t.regex(human.stderr, new RegExp(`^gatehouse verify: warning: account ${ACCOUNT}: events 4–7 are after the newest signed checkpoint \\(3\\): nothing signed covers them yet; a checkpoint saved later (--checkpoint) shows whether they were rewritten$`, 'm'));
   const json = await verifyJson(args);
   t.is(json.code, 0);
   t.true(json.report!.ok);
   t.deepEqual((json.report as unknown as { warnings: string[] }).warnings, [
-    `account ${ACCOUNT}: events 4–7 are after the newest signed checkpoint (3): nothing signed covers them yet; pass --checkpoint or --witness-key to pin what you saw before`,
+    `account ${ACCOUNT}: events 4–7 are after the newest signed checkpoint (3): nothing signed covers them yet; a checkpoint saved later (--checkpoint) shows whether they were rewritten`,
   ]);
 });
 
