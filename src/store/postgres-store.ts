@@ -9,8 +9,17 @@ import { AccountGroupCommit } from './postgres-group-commit.js';
 /** How long a request waits for a connection, and for one statement, before the store counts as unreachable. */
 export const CONNECT_TIMEOUT_MS = 5_000;
 export const STATEMENT_TIMEOUT_MS = 5_000;
-/** No unit waits on anything outside the database mid-transaction, so an idle transaction is a dead client. */
-export const IDLE_IN_TRANSACTION_MS = 30_000;
+/**
+ * No unit waits on anything outside the database mid-transaction, so an idle transaction is a
+ * dead client (or one cut off from the server). It holds its account's chain-head row lock
+ * meanwhile: every other instance's writes to that account wait on it, and past the 5-s
+ * statement timeout answer store_unavailable, as the lease sweeper's pass does. At 30 s a
+ * partitioned instance stopped its accounts everywhere for 30 s (a black-box drill). 3 s frees
+ * the lock before those 5 s run out; a live instance is never idle mid-transaction for that long
+ * (its slowest request under load is well under 0.2 s: BENCHMARKS.md), and if one were, the
+ * store retries a transaction whose connection was ended before COMMIT.
+ */
+export const IDLE_IN_TRANSACTION_MS = 3_000;
 
 /** PostgreSQL for several stateless instances: serialization failures and deadlocks are retried here, never surfaced. */
 export class PostgresStore implements Store {

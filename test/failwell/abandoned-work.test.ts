@@ -1,6 +1,7 @@
 import test from 'ava';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
+import { deadlineMargin } from '../../src/http/deadline.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { storeKinds } from '../helpers/stores.js';
 import { claim, report, ticketClaim } from '../operations/claims.js';
@@ -36,10 +37,16 @@ for (const kind of await storeKinds()) {
     const first = await claim(app, gw, 'first', ticketClaim('first'));
     t.is(first.status, 201);
     const held = await holdWrites(app);
+    const sentAt = Date.now();
     const [late, lateReport] = await Promise.all([
       claim(app, gw, 'held', ticketClaim('held')),
       report(app, gw, first.body.operation.id, { type: 'sent', lease_token: first.body.lease.token }),
     ]);
+    const answeredMs = Date.now() - sentAt;
+    // Answered a margin before the deadline (so a client that gives up at it still gets the
+    // answer), never earlier; how much the event loop's lag eats of the margin is the machine's.
+    t.true(answeredMs >= DEADLINE_MS - deadlineMargin(DEADLINE_MS), `answered ${answeredMs} ms after they were sent: before the deadline less its margin`);
+    t.true(answeredMs < DEADLINE_MS + 500, `answered ${answeredMs} ms after they were sent`);
     for (const answer of [late, lateReport]) {
       t.is(answer.status, 503, answer.text);
       t.is(answer.body.error.code, 'store_unavailable', 'the request was waiting on the store');

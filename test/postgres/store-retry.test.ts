@@ -1,7 +1,7 @@
 import test from 'ava';
 import { sql } from 'kysely';
 import { openStore } from '../../src/store/open-store.js';
-import { IDLE_IN_TRANSACTION_MS } from '../../src/store/postgres-store.js';
+import { IDLE_IN_TRANSACTION_MS, STATEMENT_TIMEOUT_MS } from '../../src/store/postgres-store.js';
 import { createTestStore } from '../helpers/stores.js';
 import { postgresAvailable } from './cluster.js';
 
@@ -60,5 +60,36 @@ if (await postgresAvailable()) {
     });
     const { rows } = await sql<{ timeout: string }>`select current_setting('idle_in_transaction_session_timeout') as timeout`.execute(store.db);
     t.is(rows[0]!.timeout, `${IDLE_IN_TRANSACTION_MS / 1000}s`);
+  });
+
+  test('[postgres] a row lock held by an instance gone silent mid-transaction is freed before another instance\'s statement times out', async (t) => {
+    const testStore = await createTestStore('postgres');
+    const silent = await openStore(testStore.config.store);
+    const other = await openStore(testStore.config.store);
+    t.teardown(async () => {
+      await silent.close();
+      await other.close();
+      await testStore.drop();
+    });
+    await other.transact((trx) => trx.insertInto('meta').values({ key: 'head', value: '0' }).execute());
+    // The silent instance: it takes the row, then sends nothing more, as one cut off from the server would.
+    let locked: () => void;
+    const holding = new Promise<void>((r) => (locked = r));
+    const silentUnit = silent.db.transaction().execute(async (trx) => {
+      await sql`update meta set value = 'silent' where key = 'head'`.execute(trx);
+      locked();
+      await new Promise((r) => setTimeout(r, IDLE_IN_TRANSACTION_MS + 4_000));
+      await sql`select 1`.execute(trx);
+    });
+    const ended = t.throwsAsync(silentUnit);
+    await holding;
+    const started = Date.now();
+    await other.transact((trx) => trx.updateTable('meta').set({ value: 'other' }).where('key', '=', 'head').execute());
+    const waited = Date.now() - started;
+    t.true(waited < STATEMENT_TIMEOUT_MS, `the other instance waited ${waited} ms for the row: past its statement timeout it would have answered store_unavailable`);
+    t.true(waited >= IDLE_IN_TRANSACTION_MS - 500, `it waited ${waited} ms: the lock was held until the server ended the idle transaction`);
+    await ended;
+    const row = await other.db.selectFrom('meta').select('value').where('key', '=', 'head').executeTakeFirstOrThrow();
+    t.is(row.value, 'other', 'the silent transaction was rolled back');
   });
 }
