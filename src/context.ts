@@ -78,6 +78,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     const ledger = new Ledger(store, sodium, dataKeys, signingKey, ledgerId, clock);
     const metrics = new Metrics(store, clock);
     store.onCommit = (units, seconds) => metrics.observeCommit(units, seconds);
+    store.beforeAccountBatch = (trx, accountId) => ledger.holdChainHead(trx, accountId);
     // The operations domain owns its table; approvals change operations only through this port.
     const approvals = new Approvals({ store, ledger, clock, signingKey, logger, operations: operationPort({ store, ledger, clock }) }, { webhook: () => policies.webhook });
     metrics.sources.webhookBacklog = () => approvals.webhook.backlog();

@@ -335,6 +335,22 @@ export class Ledger {
   }
 
   /** Locks the chain head (a row lock on PostgreSQL; SQLite's writer lock already serialises), creating it on first use. */
+  /**
+   * Takes the account's chain-head row lock (making the row, at the account's first event), first
+   * in every PostgreSQL transaction of the account (Store.beforeAccountBatch): one order of locks,
+   * the head and then operation rows and keys, for every transaction of an account on every
+   * instance. Taken where each unit first needs it, after the rows it reads and inserts, two
+   * instances' batches deadlocked: one holding the head and waiting for an operation row or key
+   * the other had just locked or inserted, the other waiting for the head. PostgreSQL breaks such
+   * a cycle only after deadlock_timeout (1 s), so identical claims spread over three instances were
+   * answered in steps of ~1.1 s (a black-box drill; test/postgres/concurrent-claims.test.ts). One
+   * round trip per batch, not per unit; the units' own head writes then find the lock theirs.
+   */
+  async holdChainHead(trx: Db, accountId: string): Promise<void> {
+    const held = await this.store.forUpdate(trx.selectFrom('chains').select('size').where('account_id', '=', accountId)).executeTakeFirst();
+    if (held === undefined) await this.lockChainHead(trx, accountId);
+  }
+
   private async lockChainHead(trx: Db, accountId: string): Promise<ChainHead>;
   private async lockChainHead(trx: Db, accountId: string, options: { create: false }): Promise<ChainHead | undefined>;
   private async lockChainHead(trx: Db, accountId: string, options = { create: true }): Promise<ChainHead | undefined> {

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql } from 'kysely';
-import { AfterCommit, type CommitObserver, type Db, type UnitOfWork } from './store.js';
+import { AfterCommit, type CommitObserver, type Db, type Store, type UnitOfWork } from './store.js';
 import { WorkAbandonedError, type WorkScope } from './work-scope.js';
 import { isConnectionLoss, isRetryable, reportedError, retryPause } from './postgres-errors.js';
 
@@ -46,7 +46,12 @@ export class AccountGroupCommit {
   /** By account; a unit that names none has a lane of its own (a symbol), so it is a batch of one. */
   private readonly lanes = new Map<string | symbol, Lane>();
 
-  constructor(private readonly db: Db, private readonly observer: () => CommitObserver | null) {}
+  constructor(
+    private readonly db: Db,
+    private readonly observer: () => CommitObserver | null,
+    /** Store.beforeAccountBatch: the ledger's chain-head lock, taken before any unit of an account's batch. */
+    private readonly beforeAccountBatch: () => Store['beforeAccountBatch'],
+  ) {}
 
   run(laneKey: string | symbol, run: QueuedUnit['run'], scope: WorkScope | undefined): Promise<unknown> {
     return new Promise((resolve, reject) => {
@@ -72,7 +77,7 @@ export class AccountGroupCommit {
       while (lane.queue.length > 0) {
         // Let the event loop hand over every unit that arrived during the last batch.
         await nextTurn();
-        const { again, pause } = await this.runBatch(lane, lane.queue.splice(0, MAX_BATCH));
+        const { again, pause } = await this.runBatch(lane, typeof laneKey === 'string' ? laneKey : null, lane.queue.splice(0, MAX_BATCH));
         lane.queue.unshift(...again);
         if (pause) await pause;
       }
@@ -83,7 +88,7 @@ export class AccountGroupCommit {
   }
 
   /** Runs one batch to its end; never throws. Answers the units to run again, and a pause before that when the store failed. */
-  private async runBatch(lane: Lane, batch: QueuedUnit[]): Promise<{ again: QueuedUnit[]; pause: Promise<void> | null }> {
+  private async runBatch(lane: Lane, account: string | null, batch: QueuedUnit[]): Promise<{ again: QueuedUnit[]; pause: Promise<void> | null }> {
     const guarded = lane.guarded;
     const outcome = new BatchOutcome(batch);
     let committing = false;
@@ -91,6 +96,8 @@ export class AccountGroupCommit {
       await this.db.connection().execute(async (conn) => {
         await sql`begin`.execute(conn);
         try {
+          const first = account === null ? null : this.beforeAccountBatch();
+          if (first) await first(conn, account!);
           for (const unit of batch) await runUnit(conn, unit, guarded, outcome);
         } catch (error) {
           // On a lost connection the rollback fails too; the server has already rolled back.

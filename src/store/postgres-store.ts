@@ -28,6 +28,7 @@ export class PostgresStore implements Store {
   onCommit: CommitObserver | null = null;
   /** Never asked: a commit here waits on the network, and the event loop goes on turning meanwhile. */
   arrivals: ArrivalSignal | null = null;
+  beforeAccountBatch: Store['beforeAccountBatch'] = null;
   private readonly groupCommit: AccountGroupCommit;
 
   constructor(connectionString: string, options: { poolSize?: number; onIdleError?: (error: Error) => void } = {}) {
@@ -56,7 +57,7 @@ export class PostgresStore implements Store {
     const idleLost = new RateLimitedLog((_kind, count, message) => process.stderr.write(`gatehouse: idle PostgreSQL connection lost (${count} since the last line): ${message}\n`));
     pool.on('error', options.onIdleError ?? ((error) => idleLost.note('idle_connection_lost', error.message)));
     this.db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
-    this.groupCommit = new AccountGroupCommit(this.db, () => this.onCommit);
+    this.groupCommit = new AccountGroupCommit(this.db, () => this.onCommit, () => this.beforeAccountBatch);
   }
 
   /**

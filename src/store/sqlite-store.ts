@@ -89,6 +89,8 @@ export class SqliteStore implements Store {
   /** Each unit in its own SAVEPOINT: after a batch that one unit rolled back, until a batch goes through clean. */
   private guarded = false;
   onCommit: CommitObserver | null = null;
+  /** Never called: one writer at a time holds the whole file. */
+  beforeAccountBatch: Store['beforeAccountBatch'] = null;
   arrivals: ArrivalSignal | null = null;
 
   constructor(file: string, options: { readonly?: boolean } = {}) {

@@ -50,6 +50,13 @@ export interface Store {
    * commits do not hold the loop (PostgreSQL) never asks.
    */
   arrivals: ArrivalSignal | null;
+  /**
+   * Run first in every transaction that carries units of one account (PostgreSQL's group commit),
+   * before any unit: the ledger takes the account's chain-head lock there, so every transaction of
+   * an account takes its locks in one order (ledger.ts holdChainHead). A store with one writer at
+   * a time (SQLite) never calls it.
+   */
+  beforeAccountBatch: ((trx: Db, accountId: string) => Promise<void>) | null;
   close(): Promise<void>;
 }
 
