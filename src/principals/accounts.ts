@@ -10,8 +10,11 @@ export function isAccountId(value: unknown): value is string {
   return typeof value === 'string' && ACCOUNT_ID.test(value);
 }
 
-/** An account id in a body member (or a CLI flag); query parameters use accountIdParam (operations/query-params.ts). */
-export function validateAccountId(value: unknown, member = 'account_id'): string {
-  if (!isAccountId(value)) throw new DomainError('invalid_request', `the member "${member}" ${ACCOUNT_ID_RULE}`);
+/**
+ * An account id in a body member (or a CLI option or argument: `what` names it in the refusal);
+ * query parameters use accountIdParam (operations/query-params.ts).
+ */
+export function validateAccountId(value: unknown, what = 'the member "account_id"'): string {
+  if (!isAccountId(value)) throw new DomainError('invalid_request', `${what} ${ACCOUNT_ID_RULE}`);
   return value;
 }
