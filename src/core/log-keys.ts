@@ -39,7 +39,13 @@ export function logKeysFromList(list: unknown, ledgerId: string | null): NoteVer
     const text = typeof e?.note_verifier === 'string' ? e.note_verifier : typeof e?.public_key === 'string' ? e.public_key : null;
     if (text === null) throw new SigningKeyError(`key ${i} has neither note_verifier nor public_key`);
     try {
-      return logKeyFrom(text, ledgerId);
+      const key = logKeyFrom(text, ledgerId);
+      // Both given: they must be one key, or a reader could check with the one a tool did not.
+      if (text === e!.note_verifier && typeof e?.public_key === 'string') {
+        const raw = decodeStdBase64(e.public_key.trim());
+        if (raw === null || !Buffer.from(raw).equals(Buffer.from(key.publicKey))) throw new SigningKeyError('its public_key is not the key its note_verifier names');
+      }
+      return key;
     } catch (error) {
       if (error instanceof SigningKeyError) throw new SigningKeyError(`key ${i}: ${error.message}`);
       throw error;

@@ -47,7 +47,11 @@ interface Open {
   newest: VerifierCheckpoint | null;
   /** The largest size a stored or given checkpoint signs (for the unsigned-tail warning). */
   signedSize: number;
+  /** The input holds the account's data key (wrapped, or destroyed by a shred). */
+  hasDataKey: boolean;
 }
+
+const NO_EVENTS_BUT_A_DATA_KEY = 'the input holds its data key but none of its events; the service makes the key with the account\'s first event, so the input may have been cut short';
 
 export class VerificationRun {
   readonly #options: RunOptions;
@@ -82,7 +86,7 @@ export class VerificationRun {
       (a, c) => (a === null || Number(c.tree_size) > Number(a.tree_size) ? c : a), null);
     const given = this.#options.given.filter((g) => g.accountId === start.accountId).map((g) => g.checkpoint);
     const signedSize = largestSignedSize([...start.checkpoints, ...given]);
-    this.#open = { verifier, lastSeq: 0, broken: null, newest, signedSize };
+    this.#open = { verifier, lastSeq: 0, broken: null, newest, signedSize, hasDataKey: start.wrappedDataKey !== undefined };
   }
 
   get currentAccount(): string | null {
@@ -195,6 +199,9 @@ export class VerificationRun {
     if (verdict.reason === null) {
       const tail = unsignedTailWarning(verdict.events, open.signedSize);
       if (tail !== null) verdict.warnings.push(tail);
+      // The service makes an account's data key with its first event: a key and no event is an
+      // input that lost them (an export cut after its header), not an empty account.
+      if (verdict.events === 0 && open.hasDataKey) verdict.warnings.push(NO_EVENTS_BUT_A_DATA_KEY);
     } else {
       // Warnings are only for an account that is otherwise intact (docs/cli.md#gatehouse-verify):
       // a tampered one gets its verdict alone. Two events swapped also send time backwards.

@@ -96,6 +96,15 @@ test('each kind of tampering makes verify-evidence exit 1 with "evidence: INVALI
     t.regex(r.stdout, /^evidence: INVALID: .+\n$/, what);
     t.regex(r.stdout, reason, what);
   }
+  // The file's own keys (trusted, with a warning, when no key is pinned): an entry whose
+  // public_key is not the key its note_verifier names is refused, whichever one a tool reads.
+  const selfContradicting = structuredClone(original);
+  selfContradicting.keys[0].public_key = flipBase64(selfContradicting.keys[0].public_key, 5);
+  const contradicted = path.join(dir, 'contradicting-keys.json');
+  fs.writeFileSync(contradicted, JSON.stringify(selfContradicting));
+  const own = await check(contradicted, []);
+  t.is(own.code, 1, own.stdout + own.stderr);
+  t.is(own.stdout, 'evidence: INVALID: keys: key 0: its public_key is not the key its note_verifier names\n');
   // Signed by another key than the one pinned.
   const otherKeys = path.join(dir, 'other-keys.json');
   const other = signingKeyFromSeed(generateSeed(), `gatehouse/${original.ledger_id}`);
