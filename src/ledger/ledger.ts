@@ -334,7 +334,6 @@ export class Ledger {
     return row?.ts ?? null;
   }
 
-  /** Locks the chain head (a row lock on PostgreSQL; SQLite's writer lock already serialises), creating it on first use. */
   /**
    * Takes the account's chain-head row lock (making the row, at the account's first event), first
    * in every PostgreSQL transaction of the account (Store.beforeAccountBatch): one order of locks,
@@ -351,6 +350,7 @@ export class Ledger {
     if (held === undefined) await this.lockChainHead(trx, accountId);
   }
 
+  /** Locks the chain head (a row lock on PostgreSQL; SQLite's writer lock already serialises), creating it on first use. */
   private async lockChainHead(trx: Db, accountId: string): Promise<ChainHead>;
   private async lockChainHead(trx: Db, accountId: string, options: { create: false }): Promise<ChainHead | undefined>;
   private async lockChainHead(trx: Db, accountId: string, options = { create: true }): Promise<ChainHead | undefined> {

@@ -96,8 +96,8 @@ export class AccountGroupCommit {
       await this.db.connection().execute(async (conn) => {
         await sql`begin`.execute(conn);
         try {
-          const first = account === null ? null : this.beforeAccountBatch();
-          if (first) await first(conn, account!);
+          const holdAccount = account === null ? null : this.beforeAccountBatch();
+          if (holdAccount) await holdAccount(conn, account!);
           for (const unit of batch) await runUnit(conn, unit, guarded, outcome);
         } catch (error) {
           // On a lost connection the rollback fails too; the server has already rolled back.

@@ -15,8 +15,9 @@ export const STATEMENT_TIMEOUT_MS = 5_000;
  * meanwhile: every other instance's writes to that account wait on it, and past the 5-s
  * statement timeout answer store_unavailable, as the lease sweeper's pass does. At 30 s a
  * partitioned instance stopped its accounts everywhere for 30 s (a black-box drill). 3 s frees
- * the lock before those 5 s run out; a live instance is never idle mid-transaction for that long
- * (its slowest request under load is well under 0.2 s: BENCHMARKS.md), and if one were, the
+ * the lock before those 5 s run out. Between two statements of a transaction a live instance
+ * runs only the next unit's JavaScript (a whole request under load takes ~0.1–0.4 s:
+ * BENCHMARKS.md), so it is never idle that long but for a stall of its host; if it were, the
  * store retries a transaction whose connection was ended before COMMIT.
  */
 export const IDLE_IN_TRANSACTION_MS = 3_000;
