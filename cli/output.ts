@@ -1,4 +1,5 @@
 import { DomainError } from '../src/core/errors.js';
+import { StoreLocationError } from '../src/config/config.js';
 import { KeyFileError } from '../src/config/key-files.js';
 import { PolicyConfigError } from '../src/policies/config-error.js';
 import { StoreUnavailableError } from '../src/store/store.js';
@@ -76,7 +77,7 @@ export async function runVerb(body: () => Promise<void>): Promise<void> {
       process.exitCode = EXIT_USAGE;
       return;
     }
-    if (error instanceof UsageError || error instanceof DomainError || error instanceof KeyFileError || error instanceof PolicyConfigError || isIoError(error)) {
+    if (error instanceof UsageError || error instanceof DomainError || error instanceof KeyFileError || error instanceof PolicyConfigError || error instanceof StoreLocationError || isIoError(error)) {
       process.stderr.write(`gatehouse: ${(error as Error).message}\n`);
       process.exitCode = EXIT_USAGE;
       return;

@@ -7,6 +7,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { EXIT_INTACT, EXIT_TAMPERED, EXIT_UNREADABLE, VerifyInputError, ioErrorCode } from '../../src/verify/errors.js';
 import { reportLines } from '../../src/verify/report.js';
 import type { VerifyInput } from '../../src/verify/verify-ledger.js';
+import { postgresUrlProblem } from '../../src/config/config.js';
 import { readVerifyTuning } from '../../src/config/verify-tuning.js';
 import { witnessKeyOptions } from '../output.js';
 
@@ -52,7 +53,11 @@ async function runVerify(args: VerifyArgs): Promise<number> {
     const inputs: VerifyInput[] = [];
     if (args.export !== undefined) inputs.push({ kind: 'export', file: args.export });
     if (args.db !== undefined) inputs.push({ kind: 'sqlite', file: args.db });
-    if (args['database-url'] !== undefined) inputs.push({ kind: 'postgres', url: args['database-url'] });
+    if (args['database-url'] !== undefined) {
+      const problem = postgresUrlProblem(args['database-url']);
+      if (problem !== null) throw new VerifyInputError(`--database-url ${problem}`);
+      inputs.push({ kind: 'postgres', url: args['database-url'] });
+    }
     if (inputs.length !== 1) {
       throw new VerifyInputError('name exactly one input: --db FILE, --database-url URL or an EXPORT.ndjson file');
     }

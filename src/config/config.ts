@@ -28,9 +28,32 @@ export interface StoreOptions {
   configFile?: string;
 }
 
+/** A store location the user gave that cannot be one (a usage error: exit 2). */
+export class StoreLocationError extends Error {}
+
+/**
+ * Why `url` is no PostgreSQL connection URL, or null. node-postgres reads anything else as a
+ * path relative to `postgres://base`, so `notaurl` became the host `base` and a `mysql://` URL
+ * was tried as PostgreSQL: the user heard about a host or role they never named. Accepted: the
+ * postgres: and postgresql: schemes, and socket: or an absolute path for a Unix socket. The
+ * message never repeats the URL, which may hold a password.
+ */
+export function postgresUrlProblem(url: string): string | null {
+  if (url.startsWith('/')) return null;
+  let scheme: string;
+  try {
+    scheme = new URL(url).protocol;
+  } catch {
+    return 'is not a URL: give postgres://user@host:port/database';
+  }
+  return ['postgres:', 'postgresql:', 'socket:'].includes(scheme) ? null : `names ${scheme.slice(0, -1)}, not PostgreSQL: give postgres://user@host:port/database`;
+}
+
 export function readConfig(options: StoreOptions, env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(options.dataDir ?? env.GATEHOUSE_DATA_DIR ?? defaultDataDir(options.db));
   const databaseUrl = options.databaseUrl ?? env.GATEHOUSE_DATABASE_URL;
+  const problem = options.db || !databaseUrl ? null : postgresUrlProblem(databaseUrl);
+  if (problem !== null) throw new StoreLocationError(`${options.databaseUrl !== undefined ? '--database-url' : 'GATEHOUSE_DATABASE_URL'} ${problem}`);
   const store: StoreLocation = options.db
     ? { kind: 'sqlite', file: path.resolve(options.db) }
     : databaseUrl

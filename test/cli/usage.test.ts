@@ -121,3 +121,21 @@ for (const [where, url] of [
     }
   });
 }
+
+test('the CLI: a --database-url (or GATEHOUSE_DATABASE_URL) that is no PostgreSQL URL exits 2 saying so, for every verb, never repeating the URL', async (t) => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-usage-'));
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  // node-postgres would read `notaurl` as the host "base" and try a mysql:// URL as PostgreSQL.
+  const cases: Array<[string[], NodeJS.ProcessEnv, RegExp]> = [
+    [['serve', '--port', '0', '--data-dir', dataDir, '--database-url', 'notaurl'], {}, /^gatehouse: --database-url is not a URL: give postgres:\/\/user@host:port\/database\n$/],
+    [['principals', 'list', '--data-dir', dataDir, '--database-url', 'mysql://root:secret@127.0.0.1/db'], {}, /^gatehouse: --database-url names mysql, not PostgreSQL: give postgres:\/\/user@host:port\/database\n$/],
+    [['verify', '--database-url', 'mysql://root:secret@127.0.0.1/db'], {}, /^gatehouse verify: --database-url names mysql, not PostgreSQL/],
+    [['principals', 'list', '--data-dir', dataDir], { GATEHOUSE_DATABASE_URL: 'notaurl' }, /^gatehouse: GATEHOUSE_DATABASE_URL is not a URL/],
+  ];
+  for (const [args, env, message] of cases) {
+    const result = await runCli(args, { env });
+    t.is(result.code, 2, `${args.join(' ')}: ${result.stdout}${result.stderr}`);
+    t.regex(result.stderr, message, args.join(' '));
+    t.notRegex(result.stderr, /secret/, 'the URL, which may hold a password, is not repeated');
+  }
+});
