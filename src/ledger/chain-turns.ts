@@ -17,18 +17,21 @@ const TURN_WAIT_MS = 200;
  *
  * The wait is bounded because PostgreSQL's deadlock detector cannot see it: past TURN_WAIT_MS an
  * append goes ahead, and any wait it then has is one the database sees. A transaction that
- * already wrote the account's head holds its lock, so it never waits for a turn (the appends
- * behind it wait for its commit: waiting for them would be a cycle).
+ * holds the account's head lock — it wrote the head, or locked it first (an account's batch:
+ * Ledger.holdChainHead) — never waits for a turn (the appends behind it wait for its commit:
+ * waiting for them would be a cycle).
  */
 export class ChainTurns {
   /** Per account, the turn of the newest append. */
   private readonly newest = new Map<string, Promise<void>>();
   /** The accounts whose head each open transaction has written. */
   private readonly holding = new WeakMap<Db, Set<string>>();
+  /** The accounts whose head lock each open transaction holds (written, or locked first). */
+  private readonly locking = new WeakMap<Db, Set<string>>();
 
   /** Waits for this append's turn on the account; `end` once its head write has returned or failed. */
   async take(trx: Db, accountId: string): Promise<{ end(): void }> {
-    if (this.holds(trx, accountId)) return { end: () => undefined };
+    if (this.locking.get(trx)?.has(accountId)) return { end: () => undefined };
     const previous = this.newest.get(accountId);
     let end!: () => void;
     const mine = new Promise<void>((resolve) => (end = resolve));
@@ -53,8 +56,18 @@ export class ChainTurns {
 
   /** The transaction wrote the account's head: it holds the row until it ends. */
   wrote(trx: Db, accountId: string): void {
-    let accounts = this.holding.get(trx);
-    if (!accounts) this.holding.set(trx, (accounts = new Set()));
-    accounts.add(accountId);
+    addTo(this.holding, trx, accountId);
+    this.locked(trx, accountId);
   }
+
+  /** The transaction holds the account's head lock until it ends, whether or not it wrote the head. */
+  locked(trx: Db, accountId: string): void {
+    addTo(this.locking, trx, accountId);
+  }
+}
+
+function addTo(map: WeakMap<Db, Set<string>>, trx: Db, accountId: string): void {
+  let accounts = map.get(trx);
+  if (!accounts) map.set(trx, (accounts = new Set()));
+  accounts.add(accountId);
 }

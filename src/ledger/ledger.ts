@@ -343,11 +343,13 @@ export class Ledger {
    * the other had just locked or inserted, the other waiting for the head. PostgreSQL breaks such
    * a cycle only after deadlock_timeout (1 s), so identical claims spread over three instances were
    * answered in steps of ~1.1 s (a black-box drill; test/postgres/concurrent-claims.test.ts). One
-   * round trip per batch, not per unit; the units' own head writes then find the lock theirs.
+   * round trip per batch, not per unit (a statement compiled once); the units' own head writes
+   * then find the lock theirs, and their appends wait for no turn (chain-turns.ts).
    */
   async holdChainHead(trx: Db, accountId: string): Promise<void> {
-    const held = await this.store.forUpdate(trx.selectFrom('chains').select('size').where('account_id', '=', accountId)).executeTakeFirst();
+    const held = firstRow(await selectChainHeadLocked(trx, { store: this.store, accountId }));
     if (held === undefined) await this.lockChainHead(trx, accountId);
+    this.turns?.locked(trx, accountId);
   }
 
   /** Locks the chain head (a row lock on PostgreSQL; SQLite's writer lock already serialises), creating it on first use. */
@@ -372,3 +374,9 @@ export class Ledger {
     return created;
   }
 }
+
+/** Ledger.holdChainHead's lock, taken first in every PostgreSQL batch of an account: compiled once (compiled-statement.ts). */
+const selectChainHeadLocked = compiledOnce(
+  (db, { store, accountId }: { store: Store; accountId: string }) => store.forUpdate(db.selectFrom('chains').select('size').where('account_id', '=', accountId)),
+  ({ accountId }) => [accountId],
+);
